@@ -1,0 +1,120 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension Endpoint {
+    /// Base URL and path joined by one `/`, as written, for error messages.
+    var urlString: String {
+        Self.join(baseURL.trimmingCharacters(in: .whitespaces), path.trimmingCharacters(in: .whitespaces))
+    }
+
+    /// Builds the `URLRequest` this endpoint describes.
+    ///
+    /// Headers are applied in this order, later ones winning: `defaultHeaders`, ``headers``,
+    /// then the headers of an ``HTTPTask/parameters(url:body:bodyEncoder:headers:)`` task.
+    /// Encoders add `Content-Type` only where none was set.
+    /// - Throws: ``NetworkError/invalidEndpoint(url:reason:)`` for a base URL without scheme or host,
+    ///   a URL that cannot be formed, a bad header or timeout; ``NetworkError/encodingFailed(reason:)``
+    ///   for parameters or a body that cannot be encoded.
+    public func urlRequest(
+        defaultHeaders: [String: String] = [:], timeout: TimeInterval = 60
+    ) throws(NetworkError)
+        -> URLRequest
+    {
+        let url = try validatedURL()
+        var request = URLRequest(url: url)
+        request.httpMethod = method.rawValue
+        let seconds = self.timeout ?? timeout
+        guard seconds > 0, seconds.isFinite else {
+            throw .invalidEndpoint(
+                url: urlString, reason: "the timeout must be a positive number of seconds, not \(seconds)")
+        }
+        request.timeoutInterval = seconds
+        try setHeaders(defaultHeaders, on: &request)
+        try setHeaders(headers, on: &request)
+        try apply(task, to: &request)
+        return request
+    }
+
+    private func validatedURL() throws(NetworkError) -> URL {
+        let base = baseURL.trimmingCharacters(in: .whitespaces)
+        guard let baseURL = URL(string: base), let scheme = baseURL.scheme, !scheme.isEmpty else {
+            throw .invalidEndpoint(url: base, reason: "the base URL needs a scheme such as https://")
+        }
+        guard let host = baseURL.host, !host.isEmpty else {
+            throw .invalidEndpoint(url: base, reason: "the base URL has no host")
+        }
+        guard !base.contains("?"), !base.contains("#") else {
+            throw .invalidEndpoint(
+                url: base, reason: "the base URL must not carry a query or fragment; put them in the path or task")
+        }
+        var path = self.path.trimmingCharacters(in: .whitespaces)
+        var query = ""
+        if let mark = path.firstIndex(of: "?") {
+            query = String(path[mark...])
+            path = String(path[..<mark])
+        }
+        let joined = Self.join(base, PercentEncoding.path(path)) + query
+        guard let url = URL(string: joined), url.host != nil else {
+            throw .invalidEndpoint(url: joined, reason: "base URL and path do not form a valid URL")
+        }
+        return url
+    }
+
+    private static func join(_ base: String, _ path: String) -> String {
+        guard !path.isEmpty else { return base }
+        let trimmedBase = base.hasSuffix("/") ? String(base.dropLast()) : base
+        let trimmedPath = path.hasPrefix("/") ? String(path.dropFirst()) : path
+        return trimmedBase + "/" + trimmedPath
+    }
+
+    private func apply(_ task: HTTPTask, to request: inout URLRequest) throws(NetworkError) {
+        switch task {
+        case .plain:
+            break
+        case .urlParameters(let parameters, let encoder):
+            try encoder.encode(ParameterValue.values(of: parameters), into: &request)
+        case .bodyParameters(let parameters, let encoder):
+            try encoder.encode(ParameterValue.values(of: parameters), into: &request)
+        case .parameters(let url, let body, let bodyEncoder, let headers):
+            try setHeaders(headers, on: &request)
+            try URLQueryEncoder().encode(ParameterValue.values(of: url), into: &request)
+            try bodyEncoder.encode(ParameterValue.values(of: body), into: &request)
+        case .jsonEncodable(let value, let encoder):
+            do {
+                request.httpBody = try encoder.encode(value)
+            } catch {
+                throw .encodingFailed(reason: "\(type(of: value)) could not be encoded as JSON: \(error)")
+            }
+            request.setIfAbsent("application/json", forHTTPHeaderField: "Content-Type")
+        case .data(let data, let contentType):
+            request.httpBody = data
+            request.setIfAbsent(contentType, forHTTPHeaderField: "Content-Type")
+        }
+    }
+
+    /// Sets the headers, rejecting names that are not HTTP tokens and values with line breaks,
+    /// which would otherwise smuggle in headers of their own (Foundation would drop them silently).
+    private func setHeaders(_ headers: [String: String], on request: inout URLRequest) throws(NetworkError) {
+        for (name, value) in headers {
+            guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenByte) else {
+                throw .invalidEndpoint(url: urlString, reason: "'\(name)' is not a valid header name")
+            }
+            guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
+                throw .invalidEndpoint(url: urlString, reason: "the value of header '\(name)' contains a line break")
+            }
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}

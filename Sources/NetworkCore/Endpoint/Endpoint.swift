@@ -1,0 +1,55 @@
+import Foundation
+
+/// One call to a server, usually declared as a case of an enum.
+///
+/// ```swift
+/// enum Movies: Endpoint {
+///     case nowPlaying(page: Int)
+///     case details(id: Int)
+///
+///     var baseURL: String { "https://api.themoviedb.org/3" }
+///     var path: String {
+///         switch self {
+///         case .nowPlaying: "movie/now_playing"
+///         case .details(let id): "movie/\(id)"
+///         }
+///     }
+///     var task: HTTPTask {
+///         switch self {
+///         case .nowPlaying(let page): .urlParameters(["page": page])
+///         case .details: .plain
+///         }
+///     }
+/// }
+/// ```
+/// A base URL or path that does not make a valid URL is reported as
+/// ``NetworkError/invalidEndpoint(url:reason:)`` when the request is built.
+public protocol Endpoint: Sendable {
+    /// The server's address, with scheme and host: `"https://api.example.com/v1"`.
+    var baseURL: String { get }
+    /// The path below ``baseURL``: `"movie/550"`. It may carry a query (`"search?lang=en"`), which is kept.
+    var path: String { get }
+    /// The HTTP method; `GET` unless you say otherwise.
+    var method: HTTPMethod { get }
+    /// The parameters or body; none unless you say otherwise.
+    var task: HTTPTask { get }
+    /// Headers for this endpoint; they override the pool's default headers of the same name.
+    var headers: [String: String] { get }
+    /// Seconds to wait for the server to start or continue answering; `nil` uses the pool's setting.
+    var timeout: TimeInterval? { get }
+    /// A canned response body for stubs and offline mode; see ``StubTransport/sampleData(statusCode:delay:)``.
+    var sampleData: Data? { get }
+}
+
+extension Endpoint {
+    /// `GET`.
+    public var method: HTTPMethod { .get }
+    /// ``HTTPTask/plain``.
+    public var task: HTTPTask { .plain }
+    /// No headers.
+    public var headers: [String: String] { [:] }
+    /// The pool's timeout.
+    public var timeout: TimeInterval? { nil }
+    /// No sample data.
+    public var sampleData: Data? { nil }
+}

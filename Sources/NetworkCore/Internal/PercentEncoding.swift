@@ -1,0 +1,72 @@
+/// RFC 3986 percent-encoding.
+enum PercentEncoding {
+    /// Encodes every byte except the unreserved characters (`A–Z a–z 0–9 - . _ ~`), so a query
+    /// or form component never changes meaning: `"a b&c=d+e/f"` → `"a%20b%26c%3Dd%2Be%2Ff"`.
+    static func component(_ string: String) -> String {
+        encode(string) { isUnreserved($0) }
+    }
+
+    /// Encodes what may not stand in a URL path, keeping `/`, the sub-delimiters, `:`, `@`,
+    /// and escapes already present (`%20`); a `%` that starts no escape is encoded as `%25`.
+    static func path(_ string: String) -> String {
+        let bytes = Array(string.utf8)
+        var output = [UInt8]()
+        output.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "%"), index + 2 < bytes.count, isHex(bytes[index + 1]), isHex(bytes[index + 2]) {
+                output.append(contentsOf: bytes[index...index + 2])
+                index += 3
+                continue
+            }
+            if isUnreserved(byte) || isPathDelimiter(byte) {
+                output.append(byte)
+            } else {
+                appendEscape(byte, to: &output)
+            }
+            index += 1
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    private static func encode(_ string: String, keeping keep: (UInt8) -> Bool) -> String {
+        var output = [UInt8]()
+        output.reserveCapacity(string.utf8.count)
+        for byte in string.utf8 {
+            if keep(byte) { output.append(byte) } else { appendEscape(byte, to: &output) }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    private static func appendEscape(_ byte: UInt8, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "%"))
+        output.append(hexDigits[Int(byte >> 4)])
+        output.append(hexDigits[Int(byte & 0x0F)])
+    }
+
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"):
+            true
+        default: false
+        }
+    }
+
+    private static func isPathDelimiter(_ byte: UInt8) -> Bool {
+        "/:@!$&'()*+,;=".utf8.contains(byte)
+    }
+
+    private static func isHex(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+            UInt8(ascii: "A")...UInt8(ascii: "F"):
+            true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+
+/// Receives the events of every task a pool runs: started, finished, failed, cancelled.
+///
+/// It is not called `Logger` so that it can sit beside swift-log's and OSLog's `Logger`
+/// without qualification. Forwarding to either takes a few lines:
+/// ```swift
+/// struct SwiftLogForwarder: NetworkLogger {
+///     let logger: Logging.Logger
+///     func log(_ event: TaskEvent) { logger.info("\(ConsoleLogger.format(event))") }
+/// }
+/// ```
+/// Events arrive on whatever thread the pool is running on; a logger must be quick and thread-safe.
+/// URLs in events are already redacted.
+public protocol NetworkLogger: Sendable {
+    /// Records one event.
+    func log(_ event: TaskEvent)
+}
+
+/// One thing that happened to a task.
+public struct TaskEvent: Sendable {
+    /// What happened.
+    public enum Kind: String, Sendable, CaseIterable {
+        /// The task was registered and its request is being sent.
+        case started
+        /// The server answered and the response was accepted.
+        case finished
+        /// The task ended with an error other than cancellation.
+        case failed
+        /// The task was cancelled.
+        case cancelled
+    }
+
+    /// What happened.
+    public let kind: Kind
+    /// The task's id.
+    public let taskID: String
+    /// The request method.
+    public let method: String
+    /// The request URL, with credentials redacted.
+    public let url: String
+    /// Which attempt this is, from 1.
+    public let attempt: Int
+    /// When it happened.
+    public let date: Date
+    /// Seconds since the task started; `nil` for ``Kind/started``.
+    public let duration: TimeInterval?
+    /// The HTTP status, when the server answered.
+    public let statusCode: Int?
+    /// Body bytes received so far.
+    public let bytesReceived: Int
+    /// The error, for ``Kind/failed``.
+    public let error: NetworkError?
+}
+
+/// A logger that writes one compact line per event, to standard error unless told otherwise.
+///
+/// ```
+/// [NetworkCore] started   GET https://api.themoviedb.org/3/movie/now_playing?api_key=<redacted>&page=1 id=movies.nowPlaying.page=1
+/// [NetworkCore] finished  200 5120 B 84 ms id=movies.nowPlaying.page=1
+/// ```
+public struct ConsoleLogger: NetworkLogger {
+    private let write: @Sendable (String) -> Void
+
+    /// Creates a logger that writes each line with `write`; by default to standard error.
+    public init(
+        write: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+    ) {
+        self.write = write
+    }
+
+    /// Writes the event as one line.
+    public func log(_ event: TaskEvent) {
+        write(Self.format(event))
+    }
+
+    /// The one-line form of an event.
+    public static func format(_ event: TaskEvent) -> String {
+        let kind = event.kind.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)
+        var fields = ["[NetworkCore]", kind]
+        if event.kind == .started {
+            fields.append("\(event.method) \(event.url)")
+        } else {
+            if let status = event.statusCode { fields.append(String(status)) }
+            fields.append("\(event.bytesReceived) B")
+            if let duration = event.duration { fields.append("\(Int((duration * 1000).rounded())) ms") }
+        }
+        if event.attempt > 1 { fields.append("attempt \(event.attempt)") }
+        fields.append("id=\(event.taskID)")
+        if let error = event.error { fields.append("error: \(error)") }
+        return fields.joined(separator: " ")
+    }
+}

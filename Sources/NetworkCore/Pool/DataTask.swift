@@ -1,0 +1,123 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One call tracked by a ``TaskPool``: its id, request, state, timing and outcome.
+///
+/// Two tasks are equal when their ids are. Read its properties at any time from any thread;
+/// they change as the call goes on, and stop changing once ``state`` leaves ``State/running``.
+public final class DataTask: @unchecked Sendable {  // mutable state is guarded by the owning pool's `lock`.
+    /// Where a task is in its life.
+    public enum State: String, Sendable, Hashable {
+        /// Sent and not finished.
+        case running
+        /// Answered and accepted.
+        case completed
+        /// Ended with an error other than cancellation.
+        case failed
+        /// Cancelled.
+        case cancelled
+    }
+
+    typealias Outcome = Result<Response, NetworkError>
+    typealias Waiter = (token: UInt64, resume: @Sendable (Outcome) -> Void)
+
+    struct Storage {
+        var attempts = 1
+        var bytesReceived = 0
+        var endDate: Date?
+        var endTime: UInt64?
+        var outcome: Outcome?
+        var waiters: [Waiter] = []
+        var runner: Task<Void, Never>?
+    }
+
+    /// The task's id, unique among the pool's running tasks.
+    public let id: String
+    /// The request as built from the endpoint, with the pool's headers.
+    public let request: URLRequest
+    /// When the task started.
+    public let startDate: Date
+
+    let sequence: UInt64
+    let startTime: UInt64
+    let lock: Lock
+    var storage = Storage()  // guarded by `lock`
+
+    init(id: String, request: URLRequest, sequence: UInt64, lock: Lock) {
+        self.id = id
+        self.request = request
+        self.sequence = sequence
+        self.lock = lock
+        startDate = Date()
+        startTime = MonotonicClock.now()
+    }
+
+    /// Where the task is in its life.
+    public var state: State {
+        lock.withLock {
+            switch storage.outcome {
+            case nil: .running
+            case .success: .completed
+            case .failure(.cancelled): .cancelled
+            case .failure: .failed
+            }
+        }
+    }
+
+    /// How many times the request has been sent, from 1.
+    public var attempts: Int { lock.withLock { storage.attempts } }
+
+    /// Body bytes received so far.
+    public var bytesReceived: Int { lock.withLock { storage.bytesReceived } }
+
+    /// When the task ended, or `nil` while it runs.
+    public var endDate: Date? { lock.withLock { storage.endDate } }
+
+    /// Seconds since the task started, or its whole duration once it has ended.
+    public var elapsed: TimeInterval {
+        let end = lock.withLock { storage.endTime } ?? MonotonicClock.now()
+        return MonotonicClock.seconds(from: startTime, to: end)
+    }
+
+    /// The accepted response, once the task has completed.
+    public var response: Response? {
+        lock.withLock {
+            if case .success(let response) = storage.outcome { return response }
+            return nil
+        }
+    }
+
+    /// The error, once the task has failed or been cancelled.
+    public var error: NetworkError? {
+        lock.withLock {
+            if case .failure(let error) = storage.outcome { return error }
+            return nil
+        }
+    }
+
+    /// The request method.
+    public var method: String { request.httpMethod ?? "GET" }
+
+    /// Whether `request` is the same call as this task's: same method, URL and body.
+    func isSameCall(as other: URLRequest) -> Bool {
+        request.httpMethod == other.httpMethod && request.url == other.url && request.httpBody == other.httpBody
+    }
+}
+
+extension DataTask: Hashable {
+    /// Tasks are equal when their ids are.
+    public static func == (lhs: DataTask, rhs: DataTask) -> Bool { lhs.id == rhs.id }
+
+    /// Hashes the id.
+    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
+}
+
+extension DataTask: CustomStringConvertible {
+    /// `"movies.nowPlaying.page=1 GET https://…?api_key=<redacted>&page=1 running 12 ms"`, credentials redacted.
+    public var description: String {
+        "\(id) \(method) \(Redactor.default.redact(request.url)) \(state.rawValue) \(Int((elapsed * 1000).rounded())) ms"
+    }
+}

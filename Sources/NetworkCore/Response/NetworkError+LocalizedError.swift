@@ -1,0 +1,47 @@
+import Foundation
+
+extension NetworkError: LocalizedError {
+    /// One sentence that says what happened, with the server's own code and message where it sent them.
+    public var errorDescription: String? {
+        switch self {
+        case .invalidEndpoint(let url, let reason):
+            "Invalid endpoint \(Redactor.default.redact(url)): \(reason)."
+        case .encodingFailed(let reason):
+            "Could not encode the request: \(reason)."
+        case .transport(let error):
+            "The request failed: \(Self.describe(error))."
+        case .timedOut(let seconds):
+            "The server did not answer within \(Self.format(seconds)) s."
+        case .cancelled:
+            "The request was cancelled."
+        case .httpStatus(let response):
+            "\(Self.requestLine(of: response)) failed with \(response.serverError)."
+        case .serverRefused(let response):
+            "\(Self.requestLine(of: response)) was refused by the server: \(response.serverError)."
+        case .decodingFailed(let failure):
+            "Could not decode the response: \(failure)."
+        case .duplicateTask(let id):
+            "A task with id '\(id)' is already running."
+        }
+    }
+
+    private static func requestLine(of response: Response) -> String {
+        "\(response.request.httpMethod ?? "GET") \(Redactor.default.redact(response.request.url))"
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if let error = error as? URLError {
+            return "\(error.localizedDescription) (URLError \(error.code.rawValue))"
+        }
+        return String(describing: error)
+    }
+
+    private static func format(_ seconds: TimeInterval) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+}
+
+extension NetworkError: CustomStringConvertible {
+    /// The same sentence as ``errorDescription``.
+    public var description: String { errorDescription ?? "NetworkError" }
+}

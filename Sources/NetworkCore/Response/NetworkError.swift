@@ -1,0 +1,84 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Everything that can go wrong with a call, one case per cause.
+///
+/// ```swift
+/// do {
+///     let page = try await pool.send(Movies.nowPlaying(page: 1), parser: DecodableParser<MoviePage>())
+/// } catch where error.isCancelled {
+///     // the screen went away
+/// } catch {
+///     print(error.serverError?.message ?? error.localizedDescription)
+/// }
+/// ```
+public enum NetworkError: Error, Sendable {
+    /// The endpoint does not make a valid request: a base URL without scheme or host, a path
+    /// that does not form a URL, a bad header, a bad timeout.
+    case invalidEndpoint(url: String, reason: String)
+    /// Parameters or a body could not be encoded.
+    case encodingFailed(reason: String)
+    /// The request did not get an answer: no connection, connection lost, TLS failure.
+    /// The transport's error is kept; for `URLSession` it is a `URLError`.
+    case transport(any Error)
+    /// The server did not answer within the request's timeout, in seconds.
+    case timedOut(seconds: TimeInterval)
+    /// The task was cancelled: by ``TaskPool/cancel(id:)``, by a replacing task, or by Swift task cancellation.
+    case cancelled
+    /// The server answered with a status the pool does not accept; the response is kept.
+    case httpStatus(Response)
+    /// The server answered with an accepted status but its body says the call failed.
+    case serverRefused(Response)
+    /// The body could not be decoded into the model.
+    case decodingFailed(DecodingFailure)
+    /// A task with this id is already running and the pool's ``DuplicatePolicy`` refused another.
+    case duplicateTask(id: String)
+}
+
+extension NetworkError {
+    /// Whether the call was cancelled.
+    public var isCancelled: Bool {
+        if case .cancelled = self { return true }
+        return false
+    }
+
+    /// Whether the call timed out.
+    public var isTimeout: Bool {
+        if case .timedOut = self { return true }
+        return false
+    }
+
+    /// The HTTP status, when the server answered.
+    public var statusCode: Int? { response?.statusCode }
+
+    /// The server's error (status, own code and message, body), when the server answered.
+    public var serverError: ResponseError? { response?.serverError }
+
+    /// The response, for ``httpStatus(_:)`` and ``serverRefused(_:)``.
+    public var response: Response? {
+        switch self {
+        case .httpStatus(let response), .serverRefused(let response): response
+        default: nil
+        }
+    }
+
+    /// The transport's `URLError`, for ``transport(_:)``.
+    public var urlError: URLError? {
+        if case .transport(let error) = self { return error as? URLError }
+        return nil
+    }
+
+    /// Maps any error thrown while sending to the case that says what happened.
+    static func from(_ error: any Error, timeout: TimeInterval) -> NetworkError {
+        switch error {
+        case let error as NetworkError: error
+        case is CancellationError: .cancelled
+        case let error as URLError where error.code == .cancelled: .cancelled
+        case let error as URLError where error.code == .timedOut: .timedOut(seconds: timeout)
+        default: .transport(error)
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A server's answer: status, headers, the raw bytes, the request that asked, and how long it took.
+///
+/// The body is kept as received. It is parsed only when something asks: a ``JSONParser`` for a
+/// model, or ``serverStatus`` (at most once, then cached) for the server's own code and message.
+public final class Response: @unchecked Sendable {  // immutable but for `statusCache`, which `Locked` guards.
+    /// The request as sent, after the pool added its headers.
+    public let request: URLRequest
+    /// The HTTP response the transport received.
+    public let httpResponse: HTTPURLResponse
+    /// The body bytes, decompressed by the transport where the server compressed them.
+    public let body: Data
+    /// Seconds from sending the request to receiving the whole body.
+    public let duration: TimeInterval
+
+    private let statusReader: any ServerStatusReader
+    private let statusCache = Locked<ServerStatus??>(nil)
+
+    /// Creates a response; the pool does this for you.
+    public init(
+        request: URLRequest, httpResponse: HTTPURLResponse, body: Data, duration: TimeInterval,
+        statusReader: any ServerStatusReader = JSONStatusReader()
+    ) {
+        self.request = request
+        self.httpResponse = httpResponse
+        self.body = body
+        self.duration = duration
+        self.statusReader = statusReader
+    }
+
+    /// The HTTP status code, e.g. `200`.
+    public var statusCode: Int { httpResponse.statusCode }
+
+    /// The URL that answered, after redirects.
+    public var url: URL? { httpResponse.url }
+
+    /// All headers, as the transport reports them.
+    public var headers: [String: String] {
+        var result: [String: String] = [:]
+        for (name, value) in httpResponse.allHeaderFields {
+            result[String(describing: name)] = String(describing: value)
+        }
+        return result
+    }
+
+    /// The value of one header; the name is compared case-insensitively.
+    public func header(_ name: String) -> String? {
+        httpResponse.value(forHTTPHeaderField: name)
+    }
+
+    /// The server's own status read from the body, or `nil`; read at most once.
+    public var serverStatus: ServerStatus? {
+        statusCache.withLock { cache in
+            if let cached = cache { return cached }
+            let status = statusReader.status(in: body)
+            cache = .some(status)
+            return status
+        }
+    }
+
+    /// The server's own code, such as TMDB's `status_code`, when the body carries one.
+    public var serverCode: Int? { serverStatus?.code }
+
+    /// The server's own message, such as TMDB's `status_message`, when the body carries one.
+    public var serverMessage: String? { serverStatus?.message }
+
+    /// Whether the body of an accepted response says the call failed (`"success": false`).
+    public var isServerRefusal: Bool {
+        statusReader.mayDescribeFailure(body) && serverStatus?.success == false
+    }
+
+    /// The server's error for this response: its status with the server's code and message.
+    public var serverError: ResponseError {
+        let status = serverStatus
+        return ResponseError(statusCode: statusCode, code: status?.code, message: status?.message, body: body)
+    }
+}
+
+extension Response: CustomStringConvertible {
+    /// `"200 GET https://example.com/get?api_key=<redacted> (512 bytes, 12 ms)"`.
+    public var description: String {
+        let method = request.httpMethod ?? "GET"
+        let url = Redactor.default.redact(request.url)
+        return "\(statusCode) \(method) \(url) (\(body.count) bytes, \(Int((duration * 1000).rounded())) ms)"
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// What a server said about a call in its own terms, read from a body such as
+/// `{"success": false, "status_code": 7, "status_message": "Invalid API key"}`.
+public struct ServerStatus: Hashable, Sendable {
+    /// The server's own code (`7`), not the HTTP status.
+    public var code: Int?
+    /// The server's own message.
+    public var message: String?
+    /// The server's success flag, when the body has one.
+    public var success: Bool?
+
+    /// Creates a status.
+    public init(code: Int? = nil, message: String? = nil, success: Bool? = nil) {
+        self.code = code
+        self.message = message
+        self.success = success
+    }
+}
+
+/// Reads a server's own status (code, message, success flag) from a response body.
+///
+/// A pool asks its reader once per response, lazily, and only when something needs the status:
+/// an error to report, or ``Response/serverCode``. ``JSONStatusReader`` is the default.
+public protocol ServerStatusReader: Sendable {
+    /// The status in `body`, or `nil` when the body carries none.
+    func status(in body: Data) -> ServerStatus?
+
+    /// A cheap test run on every accepted response: `false` means the body cannot describe a
+    /// failure, so it is not parsed just to find out. The default answers `true`.
+    func mayDescribeFailure(_ body: Data) -> Bool
+}
+
+extension ServerStatusReader {
+    /// `true`: every body may describe a failure.
+    public func mayDescribeFailure(_ body: Data) -> Bool { true }
+}
+
+/// Reads code, message and success flag from the top level of a JSON object body.
+///
+/// The first key present in each list wins. The defaults read TheMovieDB
+/// (`status_code`, `status_message`, `success`) and most other APIs (`code`, `message`, `error`).
+/// An accepted response is parsed only when its bytes contain the success key.
+public struct JSONStatusReader: ServerStatusReader {
+    /// Keys that may hold the server's code, in order of preference.
+    public var codeKeys: [String]
+    /// Keys that may hold the server's message, in order of preference.
+    public var messageKeys: [String]
+    /// The key of a boolean success flag; a 2xx body with this flag `false` is a refusal.
+    public var successKey: String
+
+    private let successNeedle: Data
+
+    /// Creates a reader for the given keys.
+    public init(
+        codeKeys: [String] = ["status_code", "code", "error_code"],
+        messageKeys: [String] = ["status_message", "message", "error_description", "error"],
+        successKey: String = "success"
+    ) {
+        self.codeKeys = codeKeys
+        self.messageKeys = messageKeys
+        self.successKey = successKey
+        successNeedle = Data("\"\(successKey)\"".utf8)
+    }
+
+    /// The status in a JSON object body, or `nil` for anything else (HTML, arrays, invalid JSON).
+    public func status(in body: Data) -> ServerStatus? {
+        guard let first = body.first(where: { !Self.isWhitespace($0) }), first == UInt8(ascii: "{") else {
+            return nil
+        }
+        let decoder = JSONDecoder()
+        decoder.userInfo[StatusFields.keysKey] = self
+        guard let fields = try? decoder.decode(StatusFields.self, from: body) else { return nil }
+        let status = ServerStatus(code: fields.code, message: fields.message, success: fields.success)
+        return status == ServerStatus() ? nil : status
+    }
+
+    /// Whether the bytes contain the quoted success key, e.g. `"success"`.
+    public func mayDescribeFailure(_ body: Data) -> Bool {
+        body.range(of: successNeedle) != nil
+    }
+
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+    }
+}
+
+/// The top-level fields a ``JSONStatusReader`` looks for; other fields and wrong types are ignored.
+private struct StatusFields: Decodable {
+    static let keysKey = CodingUserInfoKey(rawValue: "NetworkCore.JSONStatusReader")!
+
+    var code: Int?
+    var message: String?
+    var success: Bool?
+
+    init(from decoder: any Decoder) throws {
+        guard let reader = decoder.userInfo[Self.keysKey] as? JSONStatusReader else { return }
+        let container = try decoder.container(keyedBy: AnyCodingKey.self)
+        for key in reader.codeKeys.map(AnyCodingKey.init) where code == nil {
+            code =
+                (try? container.decodeIfPresent(Int.self, forKey: key))
+                ?? (try? container.decodeIfPresent(String.self, forKey: key)).flatMap { Int($0) }
+        }
+        for key in reader.messageKeys.map(AnyCodingKey.init) where message == nil {
+            message = try? container.decodeIfPresent(String.self, forKey: key)
+        }
+        success = try? container.decodeIfPresent(Bool.self, forKey: AnyCodingKey(reader.successKey))
+    }
+}

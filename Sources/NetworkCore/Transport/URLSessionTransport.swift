@@ -1,0 +1,54 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Sends requests with a `URLSession` of its own.
+///
+/// Cancelling the Swift task that awaits ``send(_:context:)`` cancels the `URLSessionTask`.
+/// Body bytes are counted as they arrive, by the session's delegate, on every platform
+/// (FoundationNetworking on Linux never updates a data task's progress).
+/// ```swift
+/// let configuration = URLSessionConfiguration.ephemeral
+/// configuration.httpMaximumConnectionsPerHost = 16
+/// let pool = TaskPool(configuration: .init(transport: URLSessionTransport(configuration: configuration)))
+/// ```
+public final class URLSessionTransport: Transport {
+    /// The session requests go through; it belongs to this transport.
+    public let session: URLSession
+    private let delegate: SessionDelegate
+
+    /// Creates a transport with its own session built from `configuration`.
+    public init(configuration: URLSessionConfiguration = .default) {
+        delegate = SessionDelegate()
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    /// Sends the request; throws `URLError` on failure, `CancellationError` when cancelled first.
+    public func send(_ request: URLRequest, context: TransportContext) async throws -> (Data, HTTPURLResponse) {
+        let state = Locked<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let task = session.dataTask(with: request)
+                delegate.register(task, onBytes: context.didReceive(bytes:)) { continuation.resume(with: $0) }
+                let cancelled = state.withLock { state in
+                    state.task = task
+                    return state.cancelled
+                }
+                if cancelled { task.cancel() }
+                task.resume()
+            }
+        } onCancel: {
+            let task = state.withLock { state in
+                state.cancelled = true
+                return state.task
+            }
+            task?.cancel()
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import NetworkCore
+
+/// An endpoint whose every part a test can set.
+struct TestEndpoint: Endpoint {
+    var baseURL = "https://api.example.com/v1"
+    var path = "items"
+    var method: HTTPMethod = .get
+    var task: HTTPTask = .plain
+    var headers: [String: String] = [:]
+    var timeout: TimeInterval?
+    var sampleData: Data?
+}
+
+/// A logger that keeps every event, for assertions.
+final class RecordingLogger: NetworkLogger, @unchecked Sendable {  // `lock` guards `storage`.
+    private let lock = NSLock()
+    private var storage: [TaskEvent] = []
+
+    func log(_ event: TaskEvent) {
+        lock.lock()
+        storage.append(event)
+        lock.unlock()
+    }
+
+    var events: [TaskEvent] {
+        lock.lock()
+        defer { lock.unlock() }
+        return storage
+    }
+
+    func count(_ kind: TaskEvent.Kind) -> Int { events.filter { $0.kind == kind }.count }
+}
+
+/// Counts how often something happened, from any thread.
+final class Counter: @unchecked Sendable {  // `lock` guards `value`.
+    private let lock = NSLock()
+    private var value = 0
+
+    @discardableResult
+    func increment() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        value += 1
+        return value
+    }
+
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+}
+
+extension TaskPool {
+    /// A pool over a stub transport, with a recording logger.
+    static func stubbed(
+        delay: TimeInterval = 0, policy: DuplicatePolicy = .join, logger: RecordingLogger = RecordingLogger(),
+        responder: @escaping StubTransport.Responder = { _, _ in .json(#"{"ok": true}"#) }
+    ) -> TaskPool {
+        TaskPool(
+            configuration: .init(
+                transport: StubTransport(delay: delay, responder: responder), logger: logger, duplicatePolicy: policy))
+    }
+}
+
+/// Waits until `condition` holds or `seconds` pass; returns whether it held.
+func eventually(within seconds: Double = 2, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(nanoseconds: 5_000_000)
+    }
+    return condition()
+}

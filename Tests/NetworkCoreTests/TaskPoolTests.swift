@@ -1,0 +1,372 @@
+import Foundation
+import Testing
+
+@testable import NetworkCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A transport that waits until cancelled or released, and records what happened.
+final class GateTransport: Transport, @unchecked Sendable {  // `lock` guards the counters.
+    private let lock = NSLock()
+    private var _started = 0
+    private var _cancelled = 0
+    let seconds: Double
+
+    init(seconds: Double = 10) { self.seconds = seconds }
+
+    var started: Int { lock.withLock { _started } }
+    var cancelled: Int { lock.withLock { _cancelled } }
+
+    func send(_ request: URLRequest, context: TransportContext) async throws -> (Data, HTTPURLResponse) {
+        lock.withLock { _started += 1 }
+        do {
+            try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+        } catch {
+            lock.withLock { _cancelled += 1 }
+            throw error
+        }
+        let response = HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: nil, headerFields: [:])!
+        return (Data("{}".utf8), response)
+    }
+}
+
+@Suite("TaskPool")
+struct TaskPoolTests {
+    @Test("send returns the response; the task is active while it runs and gone after")
+    func sendAndTrack() async throws {
+        let logger = RecordingLogger()
+        let pool = TaskPool.stubbed(delay: 0.2, logger: logger) { _, _ in .json(#"{"id": 7}"#) }
+        async let response = pool.send(TestEndpoint(), id: "item")
+        #expect(await eventually { pool.task(id: "item") != nil })
+        let task = try #require(pool.task(id: "item"))
+        #expect(task.state == .running)
+        #expect(pool.activeTasks.map(\.id) == ["item"])
+        let result = try await response
+        #expect(result.statusCode == 200)
+        #expect(String(decoding: result.body, as: UTF8.self) == #"{"id": 7}"#)
+        #expect(pool.activeTasks.isEmpty)
+        #expect(pool.task(id: "item") == nil)
+        #expect(task.state == .completed)
+        #expect(task.response === result)
+        #expect(task.bytesReceived == 9)
+        #expect(task.attempts == 1)
+        #expect(task.endDate != nil)
+        #expect(logger.events.map(\.kind) == [.started, .finished])
+    }
+
+    @Test("pool default headers reach the request; the endpoint overrides them")
+    func defaultHeaders() async throws {
+        let pool = TaskPool.stubbed { request, _ in
+            .json(
+                #"{"accept": "\#(request.value(forHTTPHeaderField: "Accept") ?? "")", "ua": "\#(request.value(forHTTPHeaderField: "User-Agent") ?? "")"}"#
+            )
+        }
+        struct Echo: Decodable, Sendable {
+            let accept: String
+            let ua: String
+        }
+        let plain = try await pool.send(TestEndpoint(), parser: DecodableParser<Echo>())
+        #expect(plain.accept == "application/json")
+        #expect(plain.ua == "NetworkCore/\(LibraryVersion.current)")
+        let custom = try await pool.send(TestEndpoint(headers: ["Accept": "text/csv"]), parser: DecodableParser<Echo>())
+        #expect(custom.accept == "text/csv")
+    }
+
+    @Test("activeTasks lists the running tasks oldest first")
+    func oldestFirst() async throws {
+        let pool = TaskPool.stubbed(delay: 10)
+        for name in ["c", "a", "b"] {
+            pool.send(TestEndpoint(path: name), id: name) { _ in }
+        }
+        #expect(pool.activeTasks.map(\.id) == ["c", "a", "b"])
+        #expect(pool.cancelAll() == 3)
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test("debugDescription renders the active tasks as a table, credentials redacted")
+    func table() async throws {
+        let pool = TaskPool.stubbed(delay: 10)
+        #expect(pool.debugDescription == "TaskPool: no active tasks")
+        pool.send(TestEndpoint(task: .urlParameters(["api_key": "SECRET123", "page": 1])), id: "movies") { _ in }
+        pool.send(TestEndpoint(path: "items/4", method: .delete), id: "delete-4") { _ in }
+        let lines = pool.debugDescription.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        #expect(lines[0].hasPrefix("id"))
+        for column in ["method", "url", "state", "attempt", "elapsed ms"] { #expect(lines[0].contains(column)) }
+        #expect(lines[1].hasPrefix("movies  "))
+        #expect(lines[1].contains("GET"))
+        #expect(lines[1].contains("api_key=<redacted>&page=1"))
+        #expect(lines[1].contains("running"))
+        #expect(lines[2].hasPrefix("delete-4"))
+        #expect(lines[2].contains("DELETE"))
+        #expect(!pool.debugDescription.contains("SECRET123"))
+        pool.cancelAll()
+    }
+
+    // MARK: Duplicate ids
+
+    @Test("reject: a second send with a running id fails with duplicateTask naming it")
+    func rejectPolicy() async throws {
+        let requests = Counter()
+        let pool = TaskPool.stubbed(delay: 0.3, policy: .reject) { _, _ in
+            requests.increment()
+            return .json("{}")
+        }
+        async let first = pool.send(TestEndpoint(), id: "dup")
+        #expect(await eventually { pool.task(id: "dup") != nil })
+        do {
+            _ = try await pool.send(TestEndpoint(), id: "dup")
+            Issue.record("the duplicate was not rejected")
+        } catch {
+            guard case .duplicateTask(let id) = error else {
+                Issue.record("expected duplicateTask, got \(error)")
+                return
+            }
+            #expect(id == "dup")
+            #expect(error.localizedDescription.contains("dup"))
+        }
+        #expect(try await first.statusCode == 200)
+        #expect(requests.count == 1)
+        // Once the first has finished, the id is free again.
+        #expect(try await pool.send(TestEndpoint(), id: "dup").statusCode == 200)
+        #expect(requests.count == 2)
+    }
+
+    @Test("join: the second caller gets the first call's response from one network request")
+    func joinPolicy() async throws {
+        let requests = Counter()
+        let pool = TaskPool.stubbed(delay: 0.3, policy: .join) { _, _ in
+            requests.increment()
+            return .json(#"{"n": 1}"#)
+        }
+        async let first = pool.send(TestEndpoint())
+        #expect(await eventually { pool.activeTasks.count == 1 })
+        async let second = pool.send(TestEndpoint())
+        let (a, b) = try await (first, second)
+        #expect(a === b)
+        #expect(requests.count == 1)
+    }
+
+    @Test("join: a different call under a running id is rejected, not given the wrong answer")
+    func joinDifferentCall() async throws {
+        let pool = TaskPool.stubbed(delay: 0.3, policy: .join)
+        async let first = pool.send(TestEndpoint(path: "a"), id: "screen")
+        #expect(await eventually { pool.task(id: "screen") != nil })
+        await #expect(throws: NetworkError.self) { try await pool.send(TestEndpoint(path: "b"), id: "screen") }
+        #expect(try await first.statusCode == 200)
+    }
+
+    @Test("replace: the running task is cancelled and the new one runs")
+    func replacePolicy() async throws {
+        let requests = Counter()
+        let logger = RecordingLogger()
+        let pool = TaskPool.stubbed(delay: 0.3, policy: .replace, logger: logger) { request, _ in
+            requests.increment()
+            return .json(#"{"path": "\#(request.url!.path)"}"#)
+        }
+        let first = Task { try await pool.send(TestEndpoint(path: "old"), id: "screen") }
+        #expect(await eventually { pool.task(id: "screen") != nil })
+        let old = try #require(pool.task(id: "screen"))
+        let second = try await pool.send(TestEndpoint(path: "new"), id: "screen")
+        #expect(String(decoding: second.body, as: UTF8.self).contains("/v1/new"))
+        #expect(isCancelled(await first.result))
+        #expect(old.state == .cancelled)
+        #expect(old.error?.isCancelled == true)
+        #expect(pool.activeTasks.isEmpty)
+        #expect(logger.count(.cancelled) == 1)
+        #expect(logger.count(.finished) == 1)
+    }
+
+    // MARK: Cancellation
+
+    @Test("cancel(id:) ends a running task at once as cancelled and cancels the transport")
+    func cancelByID() async throws {
+        let transport = GateTransport()
+        let pool = TaskPool(configuration: .init(transport: transport))
+        let started = Date()
+        let result = Task { try await pool.send(TestEndpoint(), id: "slow") }
+        #expect(await eventually { transport.started == 1 })
+        #expect(pool.cancel(id: "slow"))
+        #expect(pool.cancel(id: "slow") == false)
+        #expect(isCancelled(await result.result))
+        // The transport would have waited 10 s; cancellation ends it long before.
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(await eventually { transport.cancelled == 1 })
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test("cancelling the calling Swift task reaches the transport")
+    func swiftCancellation() async throws {
+        let transport = GateTransport()
+        let pool = TaskPool(configuration: .init(transport: transport))
+        let caller = Task { try await pool.send(TestEndpoint(), id: "t") }
+        #expect(await eventually { transport.started == 1 })
+        caller.cancel()
+        let outcome = await caller.result
+        #expect(isCancelled(outcome))
+        #expect(await eventually { transport.cancelled == 1 })
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test("a joined caller that is cancelled withdraws alone; the other still gets the answer")
+    func joinedWithdraw() async throws {
+        let requests = Counter()
+        let pool = TaskPool.stubbed(delay: 0.4) { _, _ in
+            requests.increment()
+            return .json("{}")
+        }
+        let first = Task { try await pool.send(TestEndpoint(), id: "shared") }
+        #expect(await eventually { pool.task(id: "shared") != nil })
+        let second = Task { try await pool.send(TestEndpoint(), id: "shared") }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        second.cancel()
+        #expect(isCancelled(await second.result))
+        #expect(try await first.value.statusCode == 200)
+        #expect(requests.count == 1)
+    }
+
+    @Test("a send whose Swift task is already cancelled ends as cancelled")
+    func alreadyCancelled() async {
+        let pool = TaskPool.stubbed(delay: 5)
+        let caller = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await pool.send(TestEndpoint(), id: "x")
+        }
+        #expect(isCancelled(await caller.result))
+        #expect(await eventually { pool.activeTasks.isEmpty })
+    }
+
+    @Test("exactly once: 1,000 concurrent sends with random cancels each end once and leave once")
+    func exactlyOnce() async throws {
+        let logger = RecordingLogger()
+        // Every tenth task never answers by itself and must be cancelled; the rest answer within 3 ms
+        // unless a random cancel reaches them first.
+        let pool = TaskPool(
+            configuration: .init(
+                transport: StubTransport { request, _ in
+                    let slow = request.url!.path.hasSuffix("/slow")
+                    try await Task.sleep(nanoseconds: slow ? 30_000_000_000 : UInt64.random(in: 0...3_000_000))
+                    return .json("{}")
+                }, logger: logger, duplicatePolicy: .reject))
+        let total = 1_000
+        let outcomes = Locked<[String: [String]]>([:])
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<total {
+                let id = "task-\(index)"
+                let slow = index % 10 == 0
+                group.addTask {
+                    let outcome: String
+                    do {
+                        _ = try await pool.send(TestEndpoint(path: "items/\(index)/\(slow ? "slow" : "fast")"), id: id)
+                        outcome = "value"
+                    } catch {
+                        outcome = (error as? NetworkError)?.isCancelled == true ? "cancelled" : "error"
+                    }
+                    outcomes.withLock { $0[id, default: []].append(outcome) }
+                }
+                if slow {
+                    group.addTask {
+                        // Retry until the task is registered and cancelled: at most 5 s.
+                        for _ in 0..<5_000 where !pool.cancel(id: id) {
+                            if outcomes.withLock({ $0[id] != nil }) { return }
+                            try? await Task.sleep(nanoseconds: 1_000_000)
+                        }
+                    }
+                } else if index % 3 == 0 {
+                    group.addTask {
+                        try? await Task.sleep(nanoseconds: UInt64.random(in: 0...3_000_000))
+                        pool.cancel(id: "task-\(Int.random(in: 0..<total))")
+                    }
+                }
+            }
+        }
+        let results = outcomes.withLock { $0 }
+        #expect(results.count == total)
+        #expect(results.values.allSatisfy { $0.count == 1 })
+        #expect(results.values.allSatisfy { $0 == ["value"] || $0 == ["cancelled"] })
+        #expect(pool.activeTasks.isEmpty)
+        #expect(pool.cancelAll() == 0)
+        let cancelled = results.values.filter { $0 == ["cancelled"] }.count
+        // Slow tasks can only end cancelled; at most 300 random cancels reach fast ones.
+        #expect(cancelled >= total / 10)
+        #expect(cancelled <= total / 10 + 300)
+        #expect(logger.count(.started) == total)
+        #expect(logger.count(.cancelled) == cancelled)
+        #expect(logger.count(.finished) == total - cancelled)
+        #expect(logger.count(.failed) == 0)
+        // Each task's log has exactly one terminal event.
+        let terminal = Dictionary(grouping: logger.events.filter { $0.kind != .started }, by: \.taskID)
+        #expect(terminal.count == total)
+        #expect(terminal.values.allSatisfy { $0.count == 1 })
+    }
+
+    // MARK: Completion handlers
+
+    @Test("completion variants call back exactly once with the value or the error")
+    func completionHandlers() async throws {
+        struct Item: Decodable, Sendable, Equatable { let id: Int }
+        let pool = TaskPool.stubbed { request, _ in
+            request.url!.path.hasSuffix("missing")
+                ? .json(#"{"message": "nope"}"#, statusCode: 404) : .json(#"{"id": 3}"#)
+        }
+        let calls = Counter()
+        let item: Item = try await withCheckedThrowingContinuation { continuation in
+            pool.send(TestEndpoint(), parser: DecodableParser<Item>()) { result in
+                calls.increment()
+                continuation.resume(with: result)
+            }
+        }
+        #expect(item == Item(id: 3))
+        let failure: NetworkError? = await withCheckedContinuation { continuation in
+            pool.send(TestEndpoint(path: "missing")) { result in
+                calls.increment()
+                if case .failure(let error) = result {
+                    continuation.resume(returning: error)
+                } else {
+                    continuation.resume(returning: nil)
+                }
+            }
+        }
+        #expect(failure?.statusCode == 404)
+        #expect(failure?.serverError?.message == "nope")
+        // An endpoint that cannot be built fails through the completion too.
+        let invalid: NetworkError? = await withCheckedContinuation { continuation in
+            pool.send(TestEndpoint(baseURL: "nope")) { result in
+                calls.increment()
+                continuation.resume(returning: result.failureValue)
+            }
+        }
+        guard case .invalidEndpoint = invalid else {
+            Issue.record("expected invalidEndpoint")
+            return
+        }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        #expect(calls.count == 3)
+    }
+
+    @Test("a completion caller can cancel by the derived id")
+    func completionCancelByDerivedID() async throws {
+        let pool = TaskPool.stubbed(delay: 10)
+        let endpoint = TestEndpoint(task: .urlParameters(["page": 1]))
+        let error: NetworkError? = await withCheckedContinuation { continuation in
+            pool.send(endpoint) { continuation.resume(returning: $0.failureValue) }
+            #expect(pool.cancel(id: try! pool.taskID(for: endpoint)))
+        }
+        #expect(error?.isCancelled == true)
+    }
+}
+
+/// Whether a result failed with ``NetworkError/cancelled``.
+func isCancelled<Value>(_ result: Result<Value, any Error>) -> Bool {
+    if case .failure(let error as NetworkError) = result { return error.isCancelled }
+    return false
+}
+
+extension Result {
+    var failureValue: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}

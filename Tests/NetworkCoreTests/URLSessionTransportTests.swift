@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+@testable import NetworkCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Answers every request in-process with a JSON echo of its method and headers, in three chunks.
+final class EchoURLProtocol: URLProtocol {
+    override class func canInit(with request: URLRequest) -> Bool { true }
+    override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
+
+    override func startLoading() {
+        let headers = request.allHTTPHeaderFields ?? [:]
+        let echo: [String: Any] = [
+            "method": request.httpMethod ?? "", "headers": headers, "padding": String(repeating: "x", count: 3000),
+        ]
+        let body = (try? JSONSerialization.data(withJSONObject: echo, options: [.sortedKeys])) ?? Data()
+        let response = HTTPURLResponse(
+            url: request.url!, statusCode: request.url!.path.hasSuffix("missing") ? 404 : 200, httpVersion: "HTTP/1.1",
+            headerFields: ["Content-Type": "application/json"])!
+        client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
+        let third = body.count / 3
+        for chunk in [body.prefix(third), body.dropFirst(third).prefix(third), body.dropFirst(2 * third)] {
+            client?.urlProtocol(self, didLoad: Data(chunk))
+        }
+        client?.urlProtocolDidFinishLoading(self)
+    }
+
+    override func stopLoading() {}
+}
+
+@Suite("URLSessionTransport (URLProtocol stub)")
+struct URLSessionTransportTests {
+    func transport() -> URLSessionTransport {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.protocolClasses = [EchoURLProtocol.self]
+        return URLSessionTransport(configuration: configuration)
+    }
+
+    struct Echo: Decodable, Sendable {
+        let method: String
+        let headers: [String: String]
+        let padding: String
+    }
+
+    @Test("requests go through the session with the pool's headers; the body arrives whole")
+    func roundTrip() async throws {
+        let pool = TaskPool(configuration: .init(transport: transport()))
+        let echo = try await pool.send(
+            TestEndpoint(method: .put, headers: ["X-Custom": "yes"]), parser: DecodableParser<Echo>())
+        #expect(echo.method == "PUT")
+        #expect(echo.headers["X-Custom"] == "yes")
+        #expect(echo.headers["User-Agent"] == "NetworkCore/\(LibraryVersion.current)")
+        #expect(echo.headers["Accept"] == "application/json")
+        #expect(echo.padding.count == 3000)
+    }
+
+    @Test("bytes are counted as chunks arrive, by the session's delegate")
+    func countsBytes() async throws {
+        let chunks = Locked<[Int]>([])
+        let request = try TestEndpoint().urlRequest()
+        let context = TransportContext(taskID: "t") { bytes in chunks.withLock { $0.append(bytes) } }
+        let (body, response) = try await transport().send(request, context: context)
+        #expect(response.statusCode == 200)
+        let counted = chunks.withLock { $0 }
+        #expect(counted.reduce(0, +) == body.count)
+        #expect(counted.count >= 1)
+    }
+
+    @Test("the pool validates statuses from the session")
+    func status() async throws {
+        let pool = TaskPool(configuration: .init(transport: transport()))
+        await #expect(throws: NetworkError.self) { try await pool.send(TestEndpoint(path: "missing")) }
+    }
+}
