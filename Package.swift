@@ -5,11 +5,18 @@ let package = Package(
     name: "NetworkCore",
     platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8)],
     products: [
-        .library(name: "NetworkCore", targets: ["NetworkCore"])
+        .library(name: "NetworkCore", targets: ["NetworkCore"]),
+        .library(name: "MovieDB", targets: ["MovieDB"]),
+        .executable(name: "playground", targets: ["Playground"]),
     ],
     targets: [
         .target(name: "NetworkCore"),
+        .target(name: "MovieDB", dependencies: ["NetworkCore"], resources: [.copy("Fixtures")]),
+        .executableTarget(name: "Playground", dependencies: ["MovieDB", "NetworkCore"], path: "Playground"),
+        // An HTTP/1.1 server on 127.0.0.1 for integration tests; not a product.
+        .target(name: "LoopbackServer", dependencies: ["NetworkCore"], path: "Tests/LoopbackServer"),
         .testTarget(name: "NetworkCoreTests", dependencies: ["NetworkCore"]),
+        .testTarget(name: "MovieDBTests", dependencies: ["MovieDB", "NetworkCore", "LoopbackServer", "Playground"]),
     ],
     swiftLanguageModes: [.v6]
 )

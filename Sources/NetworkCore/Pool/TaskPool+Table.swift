@@ -20,9 +20,9 @@ extension TaskPool: CustomDebugStringConvertible {
     }
 }
 
-/// Renders rows as left-aligned columns separated by two spaces.
-enum TextTable {
-    static func render(header: [String], rows: [[String]]) -> String {
+/// Renders rows as left-aligned columns separated by two spaces; shared with the playground.
+package enum TextTable {
+    package static func render(header: [String], rows: [[String]]) -> String {
         let all = [header] + rows
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         return all.map { row in

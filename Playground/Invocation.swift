@@ -1,0 +1,156 @@
+/// What the user asked for on the command line, parsed by hand (no packages).
+struct Invocation: Equatable {
+    enum Command: Equatable {
+        case tour
+        case nowPlaying(page: Int)
+        case popular(page: Int)
+        case topRated(page: Int)
+        case upcoming(page: Int)
+        case details(id: Int)
+        case recommendations(id: Int, page: Int)
+        case videos(id: Int)
+        case search(query: String, page: Int)
+        case login(username: String, password: String)
+        case help
+    }
+
+    var command: Command = .tour
+    var live = false
+    var baseURL: String?
+    var debug = false
+    var json = false
+
+    struct UsageError: Error, Equatable {
+        let message: String
+    }
+
+    static let usage = """
+        usage: swift run playground [COMMAND] [OPTIONS]
+
+        Commands (none: a tour of NetworkCore on offline fixtures):
+          now-playing [--page N]
+          popular | top-rated | upcoming [--page N]
+          details --id ID
+          recommendations --id ID [--page N]
+          videos --id ID
+          search QUERY [--page N]
+          login --username U --password P
+          help
+
+        Options:
+          --live          talk to TheMovieDB; reads TMDB_API_KEY or TMDB_READ_TOKEN
+          --base-url URL  talk to another server that speaks TMDB's API (implies --live)
+          --debug         log every task event and print the active-task table while requests run
+          --json          print the result as JSON on stdout
+
+        Offline, movie ids from the fixtures work (550 is Fight Club, in full); login accepts demo / demo.
+        Exit status: 0 success, 1 API or network error, 2 usage error.
+        """
+
+    /// Parses the arguments after the program name.
+    static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
+        var invocation = Invocation()
+        var words: [String] = []
+        var values: [String: String] = [:]
+        var index = 0
+        func value(for option: String) throws(UsageError) -> String {
+            index += 1
+            guard index < arguments.count, !arguments[index].hasPrefix("--") else {
+                throw UsageError(message: "\(option) needs a value")
+            }
+            return arguments[index]
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            switch argument {
+            case "--live": invocation.live = true
+            case "--debug": invocation.debug = true
+            case "--json": invocation.json = true
+            case "--help", "-h": words.insert("help", at: 0)
+            case "--base-url": invocation.baseURL = try value(for: argument)
+            case "--page", "--id", "--username", "--password":
+                guard values[argument] == nil else { throw UsageError(message: "\(argument) is given twice") }
+                values[argument] = try value(for: argument)
+            default:
+                guard !argument.hasPrefix("-") else { throw UsageError(message: "unknown option \(argument)") }
+                words.append(argument)
+            }
+            index += 1
+        }
+        if let baseURL = invocation.baseURL {
+            guard baseURL.hasPrefix("http://") || baseURL.hasPrefix("https://") else {
+                throw UsageError(message: "--base-url must start with http:// or https://")
+            }
+            invocation.live = true
+        }
+        invocation.command = try command(words: words, values: values)
+        return invocation
+    }
+
+    private static func command(words: [String], values: [String: String]) throws(UsageError) -> Command {
+        guard let name = words.first else {
+            try allow([], in: values, for: "the tour")
+            return .tour
+        }
+        let rest = Array(words.dropFirst())
+        if name != "search", !rest.isEmpty { throw UsageError(message: "unexpected argument '\(rest[0])'") }
+        switch name {
+        case "help":
+            return .help
+        case "now-playing", "popular", "top-rated", "upcoming":
+            try allow(["--page"], in: values, for: name)
+            let page = try number(values["--page"], option: "--page") ?? 1
+            return switch name {
+            case "now-playing": .nowPlaying(page: page)
+            case "popular": .popular(page: page)
+            case "top-rated": .topRated(page: page)
+            default: .upcoming(page: page)
+            }
+        case "details", "videos":
+            try allow(["--id"], in: values, for: name)
+            let id = try required(values, "--id", for: name)
+            return name == "details" ? .details(id: id) : .videos(id: id)
+        case "recommendations":
+            try allow(["--id", "--page"], in: values, for: name)
+            return .recommendations(
+                id: try required(values, "--id", for: name), page: try number(values["--page"], option: "--page") ?? 1)
+        case "search":
+            try allow(["--page"], in: values, for: name)
+            let query = rest.joined(separator: " ").trimmingCharacters(in: .whitespaces)
+            guard !query.isEmpty else { throw UsageError(message: "search needs a QUERY") }
+            return .search(query: query, page: try number(values["--page"], option: "--page") ?? 1)
+        case "login":
+            try allow(["--username", "--password"], in: values, for: name)
+            guard let username = values["--username"], let password = values["--password"] else {
+                throw UsageError(message: "login needs --username and --password")
+            }
+            return .login(username: username, password: password)
+        default:
+            throw UsageError(message: "unknown command '\(name)'")
+        }
+    }
+
+    private static func allow(_ allowed: Set<String>, in values: [String: String], for name: String) throws(UsageError)
+    {
+        if let extra = values.keys.sorted().first(where: { !allowed.contains($0) }) {
+            throw UsageError(message: "\(name) does not take \(extra)")
+        }
+    }
+
+    private static func required(
+        _ values: [String: String], _ option: String, for name: String
+    ) throws(UsageError) -> Int {
+        guard let id = try number(values[option], option: option) else {
+            throw UsageError(message: "\(name) needs \(option)")
+        }
+        return id
+    }
+
+    private static func number(_ text: String?, option: String) throws(UsageError) -> Int? {
+        guard let text else { return nil }
+        guard let number = Int(text), number > 0 else {
+            throw UsageError(message: "\(option) takes a positive whole number, not '\(text)'")
+        }
+        return number
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import MovieDB
+import NetworkCore
+
+/// The playground: parses the command line, runs one command or the tour, and returns the exit status.
+struct PlaygroundApp {
+    let invocation: Invocation
+    let pool: TaskPool
+    let configuration: TMDBConfiguration
+    let isOffline: Bool
+
+    /// Runs with the given arguments and environment; returns 0, 1 (API or network error) or 2 (usage error).
+    static func main(arguments: [String], environment: [String: String]) async -> Int32 {
+        let invocation: Invocation
+        do {
+            invocation = try Invocation.parse(arguments)
+        } catch {
+            standardError("error: \(error.message)\n\n\(Invocation.usage)")
+            return 2
+        }
+        if invocation.command == .help {
+            print(Invocation.usage)
+            return 0
+        }
+        let credential = TMDBCredential.from(environment: environment)
+        if invocation.live, invocation.baseURL == nil, credential == nil {
+            standardError(
+                "error: --live needs TMDB_API_KEY or TMDB_READ_TOKEN in the environment\n\n\(Invocation.usage)")
+            return 2
+        }
+        return await PlaygroundApp(invocation: invocation, credential: credential).run()
+    }
+
+    init(invocation: Invocation, credential: TMDBCredential?) {
+        self.invocation = invocation
+        isOffline = !invocation.live
+        let transport: any Transport
+        let environment: TMDBEnvironment
+        if isOffline {
+            // The tour waits a little per call so that in-flight tasks can be shown.
+            transport = OfflineTMDB().transport(delay: invocation.command == .tour ? 0.3 : 0.05)
+            environment = .production
+        } else {
+            transport = URLSessionTransport()
+            environment = invocation.baseURL.map { TMDBEnvironment.custom(baseURL: $0) } ?? .production
+        }
+        let logger: (any NetworkLogger)? = invocation.debug ? ConsoleLogger() : nil
+        pool = TaskPool(configuration: .init(transport: transport, logger: logger, requestTimeout: 20))
+        configuration = TMDBConfiguration(
+            environment: environment, credential: isOffline ? .apiKey(OfflineTMDB.apiKey) : credential)
+    }
+
+    private var movies: MovieService { MovieService(pool: pool, configuration: configuration) }
+
+    func run() async -> Int32 {
+        do {
+            switch invocation.command {
+            case .tour: try await tour()
+            case .nowPlaying(let page):
+                try await list("Now playing") { () async throws(NetworkError) in try await movies.nowPlaying(page: page)
+                }
+            case .popular(let page):
+                try await list("Popular") { () async throws(NetworkError) in try await movies.popular(page: page) }
+            case .topRated(let page):
+                try await list("Top rated") { () async throws(NetworkError) in try await movies.topRated(page: page) }
+            case .upcoming(let page):
+                try await list("Upcoming") { () async throws(NetworkError) in try await movies.upcoming(page: page) }
+            case .recommendations(let id, let page):
+                try await list("Recommended for movie \(id)") { () async throws(NetworkError) in
+                    try await movies.recommendations(id: id, page: page)
+                }
+            case .search(let query, let page):
+                try await list("Search \"\(query)\"") { () async throws(NetworkError) in
+                    try await movies.search(query: query, page: page)
+                }
+            case .details(let id):
+                let details = try await inspected { () async throws(NetworkError) in try await movies.details(id: id) }
+                print(invocation.json ? Render.json(details) : Render.details(details))
+            case .videos(let id):
+                let videos = try await inspected { () async throws(NetworkError) in try await movies.videos(id: id) }
+                print(invocation.json ? Render.json(videos) : Render.videos(videos))
+            case .login(let username, let password):
+                let auth = AuthService(pool: pool, configuration: configuration)
+                let session = try await inspected { () async throws(NetworkError) in
+                    try await auth.login(username: username, password: password)
+                }
+                print(invocation.json ? Render.json(session) : Render.login(session, username: username))
+            case .help:
+                print(Invocation.usage)
+            }
+            return 0
+        } catch {
+            standardError(Render.error(error))
+            return 1
+        }
+    }
+
+    private func list(
+        _ title: String, _ call: @escaping @Sendable () async throws(NetworkError) -> MoviePage
+    )
+        async throws(NetworkError)
+    {
+        let page = try await inspected(call)
+        print(invocation.json ? Render.json(Render.PageJSON(page: page)) : Render.table(page, title: title))
+    }
+
+    /// Runs a call; with `--debug`, prints the active-task table to stderr while it is in flight.
+    private func inspected<T: Sendable>(
+        _ call: @escaping @Sendable () async throws(NetworkError) -> T
+    )
+        async throws(NetworkError) -> T
+    {
+        let task = Task { () async -> Result<T, NetworkError> in
+            do throws(NetworkError) { return .success(try await call()) } catch { return .failure(error) }
+        }
+        if invocation.debug {
+            for _ in 0..<200 where pool.activeTasks.isEmpty {
+                try? await Task.sleep(nanoseconds: 1_000_000)
+            }
+            standardError(pool.debugDescription)
+        }
+        return try await task.value.get()
+    }
+
+    // MARK: The tour
+
+    private func tour() async throws(NetworkError) {
+        let source =
+            isOffline ? "offline, answering from bundled TMDB fixtures" : "live, \(configuration.environment.baseURL)"
+        print("NetworkCore playground - \(source)\n")
+
+        print("1. MovieService.nowPlaying(page: 1)")
+        print(
+            Render.table(
+                try await inspected { () async throws(NetworkError) in try await movies.nowPlaying(page: 1) },
+                title: "Now playing"))
+
+        print("\n2. Four calls at once, each tracked by the pool under its id")
+        let calls: [(id: String, run: @Sendable () async throws(NetworkError) -> String)] = [
+            (
+                MovieEndpoint.popular(page: 1).taskID,
+                { () async throws(NetworkError) in "\(try await movies.popular().results.count) movies" }
+            ),
+            (
+                MovieEndpoint.topRated(page: 1).taskID,
+                { () async throws(NetworkError) in "\(try await movies.topRated().results.count) movies" }
+            ),
+            (
+                MovieEndpoint.upcoming(page: 1).taskID,
+                { () async throws(NetworkError) in "\(try await movies.upcoming().results.count) movies" }
+            ),
+            (
+                MovieEndpoint.details(id: 550).taskID,
+                { () async throws(NetworkError) in
+                    let movie = try await movies.details(id: 550)
+                    return "\(movie.title) (\(movie.releaseYear.map(String.init) ?? "-"))"
+                }
+            ),
+        ]
+        let tasks = calls.map { call in
+            (
+                call.id,
+                Task { () async -> Result<String, NetworkError> in
+                    do throws(NetworkError) { return .success(try await call.run()) } catch { return .failure(error) }
+                }
+            )
+        }
+        for _ in 0..<200 where pool.activeTasks.count < calls.count {
+            try? await Task.sleep(nanoseconds: 1_000_000)
+        }
+        print(Render.indented(pool.debugDescription))
+
+        let cancelled = MovieEndpoint.upcoming(page: 1).taskID
+        print("\n3. pool.cancel(id: \"\(cancelled)\") while it runs")
+        print("  cancelled: \(pool.cancel(id: cancelled))")
+        for (id, task) in tasks {
+            switch await task.value {
+            case .success(let summary): print("  \(id): finished, \(summary)")
+            case .failure(let error) where error.isCancelled:
+                print("  \(id): cancelled (\(error.localizedDescription))")
+            case .failure(let error): print("  \(id): failed, \(Render.error(error))")
+            }
+        }
+
+        print("\n4. A TMDB error as a user sees it: the same call with an invalid API key")
+        var invalid = configuration
+        invalid.credential = .apiKey("invalid")
+        do {
+            _ = try await MovieService(pool: pool, configuration: invalid).nowPlaying(page: 1)
+            print("  unexpectedly accepted")
+        } catch {
+            print("  " + Render.error(error))
+            print(
+                "  error.serverError?.code == \(error.serverError?.code.map(String.init) ?? "nil"), statusCode == \(error.statusCode.map(String.init) ?? "nil")"
+            )
+        }
+        print("\n5. Afterwards: pool.activeTasks.isEmpty == \(pool.activeTasks.isEmpty)")
+    }
+}
+
+/// Writes a line to standard error.
+func standardError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}

@@ -1,0 +1,87 @@
+import Foundation
+import NetworkCore
+
+/// TheMovieDB's movie calls.
+///
+/// The base URL is production's; ``TMDBConfiguration/prepare(_:session:)`` sends a case to the
+/// configured environment with the credential. Each case has a fixture as its ``sampleData``.
+public enum MovieEndpoint: Endpoint, Hashable {
+    /// `GET movie/now_playing`.
+    case nowPlaying(page: Int, language: String? = nil, region: String? = nil)
+    /// `GET movie/popular`.
+    case popular(page: Int, language: String? = nil, region: String? = nil)
+    /// `GET movie/top_rated`.
+    case topRated(page: Int, language: String? = nil, region: String? = nil)
+    /// `GET movie/upcoming`.
+    case upcoming(page: Int, language: String? = nil, region: String? = nil)
+    /// `GET movie/{id}`: one movie's details.
+    case details(id: Int, language: String? = nil)
+    /// `GET movie/{id}/recommendations`.
+    case recommendations(id: Int, page: Int, language: String? = nil)
+    /// `GET movie/{id}/videos`: trailers, teasers, clips.
+    case videos(id: Int, language: String? = nil)
+    /// `GET search/movie`.
+    case search(query: String, page: Int, includeAdult: Bool = false, year: Int? = nil, language: String? = nil)
+
+    /// `https://api.themoviedb.org/3`.
+    public var baseURL: String { TMDBEnvironment.production.baseURL }
+
+    /// The path below the base URL.
+    public var path: String {
+        switch self {
+        case .nowPlaying: "movie/now_playing"
+        case .popular: "movie/popular"
+        case .topRated: "movie/top_rated"
+        case .upcoming: "movie/upcoming"
+        case .details(let id, _): "movie/\(id)"
+        case .recommendations(let id, _, _): "movie/\(id)/recommendations"
+        case .videos(let id, _): "movie/\(id)/videos"
+        case .search: "search/movie"
+        }
+    }
+
+    /// The query parameters; `nil` options are left out.
+    public var task: HTTPTask {
+        switch self {
+        case .nowPlaying(let page, let language, let region), .popular(let page, let language, let region),
+            .topRated(let page, let language, let region), .upcoming(let page, let language, let region):
+            .urlParameters(["page": page, "language": language, "region": region])
+        case .details(_, let language), .videos(_, let language):
+            .urlParameters(["language": language])
+        case .recommendations(_, let page, let language):
+            .urlParameters(["page": page, "language": language])
+        case .search(let query, let page, let includeAdult, let year, let language):
+            .urlParameters([
+                "query": query, "page": page, "include_adult": includeAdult, "year": year, "language": language,
+            ])
+        }
+    }
+
+    /// The bundled fixture for this call, in TMDB's format.
+    public var sampleData: Data? {
+        switch self {
+        case .nowPlaying: TMDBFixtures.data(.nowPlaying)
+        case .popular: TMDBFixtures.data(.popular)
+        case .topRated: TMDBFixtures.data(.topRated)
+        case .upcoming: TMDBFixtures.data(.upcoming)
+        case .details: TMDBFixtures.data(.movieDetails)
+        case .recommendations: TMDBFixtures.data(.recommendations)
+        case .videos: TMDBFixtures.data(.videos)
+        case .search: TMDBFixtures.data(.search)
+        }
+    }
+
+    /// A readable task id, e.g. `movies.nowPlaying.page=1`, so a screen can cancel the call by id.
+    public var taskID: String {
+        switch self {
+        case .nowPlaying(let page, _, _): "movies.nowPlaying.page=\(page)"
+        case .popular(let page, _, _): "movies.popular.page=\(page)"
+        case .topRated(let page, _, _): "movies.topRated.page=\(page)"
+        case .upcoming(let page, _, _): "movies.upcoming.page=\(page)"
+        case .details(let id, _): "movies.details.id=\(id)"
+        case .recommendations(let id, let page, _): "movies.recommendations.id=\(id).page=\(page)"
+        case .videos(let id, _): "movies.videos.id=\(id)"
+        case .search(let query, let page, _, _, _): "movies.search.query=\(query).page=\(page)"
+        }
+    }
+}

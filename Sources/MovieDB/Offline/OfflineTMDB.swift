@@ -1,0 +1,183 @@
+import Foundation
+import NetworkCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A stand-in for TheMovieDB that answers like the real API, from the bundled fixtures.
+///
+/// It powers offline mode and tests, in-process through ``transport(delay:)`` or over HTTP
+/// behind any small server. It checks what TMDB checks:
+/// - a credential is required: any API key or read token, except `invalid` (401, code 7) and
+///   `rate-limited` (429, code 25, `Retry-After: 10`);
+/// - `page` must be 1…500 (400, code 22); pages past the last are empty;
+/// - movie details, videos and recommendations exist for the movies in the fixtures
+///   (Fight Club, 550, in full); other ids are 404, code 34;
+/// - login succeeds for ``username`` / ``password`` only (otherwise 401, code 30), and a
+///   session is only created from the fixture's request token (otherwise 401, code 17).
+public struct OfflineTMDB: Sendable {
+    /// A key offline mode accepts.
+    public static let apiKey = "offline-demo-key"
+    /// The user name login accepts.
+    public static let username = "demo"
+    /// The password login accepts.
+    public static let password = "demo"
+
+    private static let genreNames = [
+        12: "Adventure", 14: "Fantasy", 16: "Animation", 18: "Drama", 28: "Action", 35: "Comedy", 53: "Thriller",
+        80: "Crime", 878: "Science Fiction", 10749: "Romance", 10751: "Family",
+    ]
+
+    /// Creates the stand-in.
+    public init() {}
+
+    /// A transport that answers every request from this stand-in after `delay` seconds.
+    public func transport(delay: TimeInterval = 0) -> StubTransport {
+        StubTransport(delay: delay) { request, _ in respond(to: request) }
+    }
+
+    /// TMDB's answer to `request`.
+    public func respond(to request: URLRequest) -> StubResponse {
+        guard let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return fixture(.notFound, status: 404)
+        }
+        let query = Dictionary(
+            (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
+        let bearer = request.value(forHTTPHeaderField: "Authorization").flatMap { value in
+            value.hasPrefix("Bearer ") ? String(value.dropFirst(7)) : nil
+        }
+        switch query["api_key"] ?? bearer {
+        case nil, "", "invalid": return fixture(.invalidAPIKey, status: 401)
+        case "rate-limited": return fixture(.rateLimited, status: 429, headers: ["Retry-After": "10"])
+        default: break
+        }
+        var route = components.path.split(separator: "/").map(String.init)
+        if route.first == "3" { route.removeFirst() }
+        let method = request.httpMethod ?? "GET"
+        let body = Self.jsonBody(of: request)
+        switch (method, route) {
+        case ("GET", ["movie", "now_playing"]): return list(.nowPlaying, query: query)
+        case ("GET", ["movie", "popular"]): return list(.popular, query: query)
+        case ("GET", ["movie", "top_rated"]): return list(.topRated, query: query)
+        case ("GET", ["movie", "upcoming"]): return list(.upcoming, query: query)
+        case ("GET", ["search", "movie"]): return search(query)
+        case ("GET", let path) where path.count >= 2 && path[0] == "movie" && Int(path[1]) != nil:
+            return movie(id: Int(path[1])!, rest: Array(path.dropFirst(2)), query: query)
+        case ("GET", ["authentication", "token", "new"]): return fixture(.newToken)
+        case ("GET", ["authentication", "guest_session", "new"]): return fixture(.guestSession)
+        case ("POST", ["authentication", "token", "validate_with_login"]): return validate(body)
+        case ("POST", ["authentication", "session", "new"]):
+            return body["request_token"] as? String == fixtureToken
+                ? fixture(.newSession) : fixture(.sessionDenied, status: 401)
+        case ("DELETE", ["authentication", "session"]):
+            return body["session_id"] as? String == fixtureSession
+                ? fixture(.deleteSession) : fixture(.notFound, status: 404)
+        default: return fixture(.notFound, status: 404)
+        }
+    }
+
+    // MARK: Routes
+
+    private func list(_ name: TMDBFixtures.Name, query: [String: String]) -> StubResponse {
+        guard let page = page(in: query) else { return fixture(.invalidPage, status: 400) }
+        guard page > 1, var object = Self.object(name) else { return fixture(name) }
+        object["page"] = page
+        object["results"] = [Any]()
+        return json(object)
+    }
+
+    private func search(_ query: [String: String]) -> StubResponse {
+        guard let page = page(in: query) else { return fixture(.invalidPage, status: 400) }
+        let text = (query["query"] ?? "").lowercased()
+        let matches =
+            text.isEmpty
+            ? []
+            : Self.knownMovies.filter { movie in
+                [movie["title"], movie["original_title"]].contains {
+                    ($0 as? String)?.lowercased().contains(text) == true
+                }
+            }
+        return json([
+            "page": page, "results": page == 1 ? matches : [], "total_pages": matches.isEmpty ? 0 : 1,
+            "total_results": matches.count,
+        ])
+    }
+
+    private func movie(id: Int, rest: [String], query: [String: String]) -> StubResponse {
+        guard let movie = Self.knownMovies.first(where: { $0["id"] as? Int == id }) else {
+            return fixture(.notFound, status: 404)
+        }
+        switch rest {
+        case []:
+            if id == 550 { return fixture(.movieDetails) }
+            var details = movie
+            details["genres"] = ((movie["genre_ids"] as? [Int]) ?? []).map {
+                ["id": $0, "name": Self.genreNames[$0] ?? "Other"]
+            }
+            details["genre_ids"] = nil
+            return json(details)
+        case ["videos"]:
+            return id == 550 ? fixture(.videos) : json(["id": id, "results": [Any]()])
+        case ["recommendations"]:
+            guard let page = page(in: query) else { return fixture(.invalidPage, status: 400) }
+            if id == 550 { return list(.recommendations, query: query) }
+            return json(["page": page, "results": [Any](), "total_pages": 0, "total_results": 0])
+        default:
+            return fixture(.notFound, status: 404)
+        }
+    }
+
+    private func validate(_ body: [String: Any]) -> StubResponse {
+        guard let username = body["username"] as? String, let password = body["password"] as? String,
+            !username.isEmpty, !password.isEmpty
+        else { return fixture(.missingLogin, status: 400) }
+        guard username == Self.username, password == Self.password, body["request_token"] as? String == fixtureToken
+        else { return fixture(.invalidLogin, status: 401) }
+        return fixture(.validatedToken)
+    }
+
+    // MARK: Helpers
+
+    private var fixtureToken: String? { Self.object(.newToken)?["request_token"] as? String }
+    private var fixtureSession: String? { Self.object(.newSession)?["session_id"] as? String }
+
+    /// The page number in the query: 1 when absent, `nil` when TMDB would reject it.
+    private func page(in query: [String: String]) -> Int? {
+        guard let text = query["page"] else { return 1 }
+        guard let page = Int(text), (1...500).contains(page) else { return nil }
+        return page
+    }
+
+    /// Every movie in the list fixtures, once each, in fixture order.
+    private static var knownMovies: [[String: Any]] {
+        var seen = Set<Int>()
+        let lists: [TMDBFixtures.Name] = [.nowPlaying, .popular, .topRated, .upcoming, .recommendations]
+        return lists.flatMap { (object($0)?["results"] as? [[String: Any]]) ?? [] }.filter { movie in
+            guard let id = movie["id"] as? Int else { return false }
+            return seen.insert(id).inserted
+        }
+    }
+
+    private static func object(_ name: TMDBFixtures.Name) -> [String: Any]? {
+        TMDBFixtures.data(name).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+    }
+
+    private static func jsonBody(of request: URLRequest) -> [String: Any] {
+        request.httpBody.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
+    }
+
+    private func fixture(_ name: TMDBFixtures.Name, status: Int = 200, headers: [String: String] = [:]) -> StubResponse
+    {
+        StubResponse(
+            statusCode: status, headers: headers.merging(Self.jsonHeaders) { mine, _ in mine },
+            body: TMDBFixtures.data(name) ?? Data())
+    }
+
+    private func json(_ object: [String: Any]) -> StubResponse {
+        let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return StubResponse(statusCode: 200, headers: Self.jsonHeaders, body: body)
+    }
+
+    private static let jsonHeaders = ["Content-Type": "application/json;charset=utf-8"]
+}

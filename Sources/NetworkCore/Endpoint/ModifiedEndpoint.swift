@@ -1,0 +1,82 @@
+import Foundation
+
+/// An endpoint sent to another base URL, or with more query items or headers, than it declares.
+///
+/// Services use it to apply what belongs to their configuration rather than to each call:
+/// the environment's base URL and the credential.
+/// ```swift
+/// let endpoint = Movies.nowPlaying(page: 1)
+///     .with(baseURL: "http://127.0.0.1:8080/3")
+///     .addingQuery(["api_key": key])
+///     .addingHeaders(["Accept-Language": "de"])
+/// ```
+/// The extra query items are written after the endpoint's own path query, before its task's
+/// parameters; extra headers override the endpoint's headers of the same name.
+public struct ModifiedEndpoint<Base: Endpoint>: Endpoint {
+    /// The endpoint being modified.
+    public let base: Base
+    private var baseURLOverride: String?
+    private var extraQuery: [String: String] = [:]
+    private var extraHeaders: [String: String] = [:]
+
+    init(base: Base) { self.base = base }
+
+    /// The overriding base URL, or the base endpoint's.
+    public var baseURL: String { baseURLOverride ?? base.baseURL }
+
+    /// The base endpoint's path with the extra query items appended, percent-encoded and sorted.
+    public var path: String {
+        guard !extraQuery.isEmpty else { return base.path }
+        let query = extraQuery.keys.sorted().map { key in
+            "\(PercentEncoding.component(key))=\(PercentEncoding.component(extraQuery[key]!))"
+        }.joined(separator: "&")
+        return base.path + (base.path.contains("?") ? "&" : "?") + query
+    }
+
+    /// The base endpoint's method.
+    public var method: HTTPMethod { base.method }
+    /// The base endpoint's task.
+    public var task: HTTPTask { base.task }
+    /// The base endpoint's headers, with the extra headers winning.
+    public var headers: [String: String] { base.headers.merging(extraHeaders) { _, extra in extra } }
+    /// The base endpoint's timeout.
+    public var timeout: TimeInterval? { base.timeout }
+    /// The base endpoint's sample data.
+    public var sampleData: Data? { base.sampleData }
+
+    /// The same endpoint sent to another base URL.
+    public func with(baseURL: String) -> ModifiedEndpoint<Base> {
+        var copy = self
+        copy.baseURLOverride = baseURL
+        return copy
+    }
+
+    /// The same endpoint with more query items; a name given twice keeps the last value.
+    public func addingQuery(_ items: [String: String]) -> ModifiedEndpoint<Base> {
+        var copy = self
+        copy.extraQuery.merge(items) { _, new in new }
+        return copy
+    }
+
+    /// The same endpoint with more headers; they override headers of the same name.
+    public func addingHeaders(_ headers: [String: String]) -> ModifiedEndpoint<Base> {
+        var copy = self
+        copy.extraHeaders.merge(headers) { _, new in new }
+        return copy
+    }
+}
+
+extension Endpoint {
+    /// This endpoint sent to another base URL, e.g. a staging server or a local one.
+    public func with(baseURL: String) -> ModifiedEndpoint<Self> { ModifiedEndpoint(base: self).with(baseURL: baseURL) }
+
+    /// This endpoint with more query items, e.g. an API key.
+    public func addingQuery(_ items: [String: String]) -> ModifiedEndpoint<Self> {
+        ModifiedEndpoint(base: self).addingQuery(items)
+    }
+
+    /// This endpoint with more headers, e.g. `Authorization`.
+    public func addingHeaders(_ headers: [String: String]) -> ModifiedEndpoint<Self> {
+        ModifiedEndpoint(base: self).addingHeaders(headers)
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import NetworkCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A small HTTP/1.1 server on 127.0.0.1 for integration tests.
+///
+/// It listens on a free port, serves each connection on its own thread (one request, then
+/// `Connection: close`), and answers with a handler that sees the request as a `URLRequest`.
+/// It only ever binds to the loopback address. Stop it with ``stop()``.
+public final class LoopbackServer: @unchecked Sendable {
+    // @unchecked Sendable: `stopped` and `received` are guarded by `lock`; the rest is immutable.
+    /// Answers one request.
+    public typealias Handler = @Sendable (URLRequest) -> StubResponse
+
+    /// The port it listens on.
+    public let port: UInt16
+    private let listener: Int32
+    private let handler: Handler
+    private let lock = NSLock()
+    private var stopped = false
+    private var received: [URLRequest] = []
+
+    /// Why the server could not start.
+    public struct StartError: Error, CustomStringConvertible {
+        /// The call that failed and its `errno`.
+        public let description: String
+    }
+
+    /// Starts listening on 127.0.0.1 at a free port.
+    public init(handler: @escaping Handler) throws {
+        #if os(Linux)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw StartError(description: "socket: errno \(errno)") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(fd, address, length) == 0 && listen(fd, 256) == 0 && getsockname(fd, address, &length) == 0
+            }
+        }
+        guard bound else {
+            close(fd)
+            throw StartError(description: "bind/listen on 127.0.0.1: errno \(errno)")
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        listener = fd
+        self.handler = handler
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    deinit { stop() }
+
+    /// `http://127.0.0.1:<port>`.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Every request served so far, in arrival order.
+    public var requests: [URLRequest] { lock.withLock { received } }
+
+    /// Stops accepting connections; connections being served finish.
+    public func stop() {
+        let first = lock.withLock { () -> Bool in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    private var isStopped: Bool { lock.withLock { stopped } }
+
+    private func acceptLoop() {
+        while !isStopped {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else {
+                if isStopped { return }
+                continue
+            }
+            Thread.detachNewThread { [self] in serve(client) }
+        }
+    }
+
+    private func serve(_ client: Int32) {
+        defer { close(client) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        guard let request = readRequest(client) else { return }
+        lock.withLock { received.append(request) }
+        write(handler(request), to: client)
+    }
+
+    private func readRequest(_ client: Int32) -> URLRequest? {
+        var buffer = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let separator: [UInt8] = [13, 10, 13, 10]
+        var headerEnd: Int?
+        while headerEnd == nil {
+            let count = recv(client, &chunk, chunk.count, 0)
+            guard count > 0, buffer.count < 1 << 20 else { return nil }
+            buffer.append(contentsOf: chunk[0..<count])
+            headerEnd = buffer.indices.dropLast(3).first { buffer[$0..<$0 + 4].elementsEqual(separator) }
+        }
+        let head = String(decoding: buffer[0..<headerEnd!], as: UTF8.self).components(separatedBy: "\r\n")
+        let requestLine = head[0].split(separator: " ")
+        guard requestLine.count >= 2, let url = URL(string: baseURL + requestLine[1]) else { return nil }
+        var request = URLRequest(url: url)
+        request.httpMethod = String(requestLine[0])
+        var contentLength = 0
+        for line in head.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = String(line[..<colon])
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            request.addValue(value, forHTTPHeaderField: name)
+            if name.lowercased() == "content-length" { contentLength = Int(value) ?? 0 }
+        }
+        var body = Array(buffer[(headerEnd! + 4)...])
+        while body.count < contentLength {
+            let count = recv(client, &chunk, min(chunk.count, contentLength - body.count), 0)
+            guard count > 0 else { return nil }
+            body.append(contentsOf: chunk[0..<count])
+        }
+        if contentLength > 0 { request.httpBody = Data(body.prefix(contentLength)) }
+        return request
+    }
+
+    private func write(_ response: StubResponse, to client: Int32) {
+        let reason = HTTPURLResponse.localizedString(forStatusCode: response.statusCode).capitalized
+        var head = "HTTP/1.1 \(response.statusCode) \(reason)\r\n"
+        for (name, value) in response.headers where name.lowercased() != "content-length" {
+            head += "\(name): \(value)\r\n"
+        }
+        head += "Content-Length: \(response.body.count)\r\nConnection: close\r\n\r\n"
+        let bytes = Array(head.utf8) + Array(response.body)
+        var sent = 0
+        while sent < bytes.count {
+            #if os(Linux)
+                let count = bytes[sent...].withUnsafeBytes {
+                    send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
+            #else
+                let count = bytes[sent...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
+            #endif
+            guard count > 0 else { return }
+            sent += count
+        }
+    }
+}

@@ -1,0 +1,216 @@
+import Foundation
+import NetworkCore
+import Testing
+
+@testable import MovieDB
+
+@Suite("MovieService")
+struct MovieServiceTests {
+    let log = RequestLog()
+
+    func service(_ configuration: TMDBConfiguration = offlineConfiguration, delay: TimeInterval = 0) -> MovieService {
+        MovieService(pool: offlinePool(delay: delay, log: log), configuration: configuration)
+    }
+
+    @Test("every list endpoint: path, page, task id and decoded page")
+    func lists() async throws {
+        let movies = service()
+        let cases: [(String, String, Int, () async throws(NetworkError) -> MoviePage)] = [
+            (
+                "/3/movie/now_playing", "movies.nowPlaying.page=1", 5,
+                { () async throws(NetworkError) in try await movies.nowPlaying(page: 1) }
+            ),
+            (
+                "/3/movie/popular", "movies.popular.page=1", 5,
+                { () async throws(NetworkError) in try await movies.popular() }
+            ),
+            (
+                "/3/movie/top_rated", "movies.topRated.page=1", 6,
+                { () async throws(NetworkError) in try await movies.topRated() }
+            ),
+            (
+                "/3/movie/upcoming", "movies.upcoming.page=1", 3,
+                { () async throws(NetworkError) in try await movies.upcoming() }
+            ),
+            (
+                "/3/movie/550/recommendations", "movies.recommendations.id=550.page=1", 4,
+                { () async throws(NetworkError) in try await movies.recommendations(id: 550) }
+            ),
+            (
+                "/3/search/movie", "movies.search.query=fight.page=1", 1,
+                { () async throws(NetworkError) in try await movies.search(query: "fight") }
+            ),
+        ]
+        for (path, _, count, call) in cases {
+            let page = try await call()
+            #expect(page.results.count == count, "\(path)")
+            let request = try #require(log.requests.last)
+            #expect(request.url?.path == path)
+            #expect(request.url?.host == "api.themoviedb.org")
+            #expect(request.queryItems["api_key"] == OfflineTMDB.apiKey)
+            #expect(request.queryItems["page"] == "1")
+        }
+        #expect(log.requests.count == cases.count)
+        #expect(
+            cases.map { $0.1 } == [
+                MovieEndpoint.nowPlaying(page: 1).taskID, MovieEndpoint.popular(page: 1).taskID,
+                MovieEndpoint.topRated(page: 1).taskID, MovieEndpoint.upcoming(page: 1).taskID,
+                MovieEndpoint.recommendations(id: 550, page: 1).taskID,
+                MovieEndpoint.search(query: "fight", page: 1).taskID,
+            ])
+    }
+
+    @Test("details and videos")
+    func detailsAndVideos() async throws {
+        let movies = service()
+        #expect(try await movies.details(id: 550).title == "Fight Club")
+        #expect(log.requests.last?.url?.path == "/3/movie/550")
+        #expect(try await movies.details(id: 278).genres.map(\.name) == ["Drama", "Crime"])
+        #expect(try await movies.videos(id: 550).results.count == 3)
+        #expect(log.requests.last?.url?.path == "/3/movie/550/videos")
+    }
+
+    @Test("search sends its options, and a page past the last is empty")
+    func searchOptions() async throws {
+        let movies = service()
+        let page = try await movies.search(query: "the", page: 1)
+        #expect(page.results.map(\.title).contains("The Godfather"))
+        let request = try #require(log.requests.last)
+        #expect(request.queryItems["query"] == "the")
+        #expect(request.queryItems["include_adult"] == "false")
+        #expect(request.queryItems["year"] == nil)
+        #expect(try await movies.nowPlaying(page: 2).results.isEmpty)
+    }
+
+    @Test("language and region are sent when configured, left out when not")
+    func languageAndRegion() async throws {
+        var configuration = offlineConfiguration
+        configuration.language = "de-DE"
+        configuration.region = "DE"
+        _ = try await service(configuration).upcoming()
+        #expect(log.requests.last?.queryItems["language"] == "de-DE")
+        #expect(log.requests.last?.queryItems["region"] == "DE")
+        _ = try await service().upcoming()
+        #expect(log.requests.last?.queryItems["language"] == nil)
+        #expect(log.requests.last?.queryItems["region"] == nil)
+    }
+
+    @Test("a read-access token is sent as a Bearer header, not in the query")
+    func readToken() async throws {
+        _ = try await service(TMDBConfiguration(credential: .readAccessToken("rt-123"))).popular()
+        let request = try #require(log.requests.last)
+        #expect(request.value(forHTTPHeaderField: "Authorization") == "Bearer rt-123")
+        #expect(request.queryItems["api_key"] == nil)
+    }
+
+    @Test("the environment is a value: a custom base URL is used as given")
+    func environment() async throws {
+        _ = try await service(
+            TMDBConfiguration(environment: .custom(baseURL: "http://127.0.0.1:9/3"), credential: .apiKey("k"))
+        )
+        .popular()
+        #expect(log.requests.last?.url?.absoluteString.hasPrefix("http://127.0.0.1:9/3/movie/popular?") == true)
+        #expect(TMDBEnvironment.staging(baseURL: "https://s.example/3").name == "staging")
+        #expect(TMDBEnvironment.qa(baseURL: "https://q.example/3").baseURL == "https://q.example/3")
+    }
+
+    @Test(
+        "TMDB's errors reach the caller with TMDB's own code and message",
+        arguments: [
+            ("invalid", 550, 401, 7), ("rate-limited", 550, 429, 25), (OfflineTMDB.apiKey, 999_999, 404, 34),
+        ])
+    func errors(key: String, id: Int, status: Int, code: Int) async throws {
+        let movies = service(TMDBConfiguration(credential: .apiKey(key)))
+        let error = try #require(await failure { () async throws(NetworkError) in try await movies.details(id: id) })
+        #expect(error.statusCode == status)
+        #expect(error.serverError?.code == code)
+        #expect(error.serverError?.message?.isEmpty == false)
+        #expect(!error.localizedDescription.contains(key) || key == "invalid" || key == "rate-limited")
+    }
+
+    @Test("an invalid page is TMDB's code 22")
+    func invalidPage() async throws {
+        let error = try #require(
+            await failure { () async throws(NetworkError) in try await service().popular(page: 501) })
+        #expect(error.statusCode == 400)
+        #expect(error.serverError?.code == 22)
+    }
+
+    @Test("a call can be found and cancelled by its readable id")
+    func cancelByID() async throws {
+        let movies = service(delay: 10)
+        let screen = Task { try await movies.nowPlaying(page: 1) }
+        let id = MovieEndpoint.nowPlaying(page: 1).taskID
+        var found = false
+        for _ in 0..<2_000 where !found {
+            found = movies.pool.task(id: id) != nil
+            if !found { try await Task.sleep(nanoseconds: 1_000_000) }
+        }
+        #expect(found)
+        #expect(movies.pool.cancel(id: id))
+        guard case .failure(let error as NetworkError) = await screen.result else {
+            Issue.record("the cancelled call did not fail")
+            return
+        }
+        #expect(error.isCancelled)
+        #expect(movies.pool.activeTasks.isEmpty)
+    }
+
+    @Test("completion-handler variants deliver the same results")
+    func completions() async throws {
+        let movies = service()
+        let page: MoviePage = try await withCheckedThrowingContinuation { c in
+            movies.topRated(page: 1, completion: { c.resume(with: $0) })
+        }
+        #expect(page.results.count == 6)
+        let details: MovieDetails = try await withCheckedThrowingContinuation { c in
+            movies.details(id: 550, completion: { c.resume(with: $0) })
+        }
+        #expect(details.runtime == 139)
+        let videos: VideoList = try await withCheckedThrowingContinuation { c in
+            movies.videos(id: 550, completion: { c.resume(with: $0) })
+        }
+        #expect(videos.results.count == 3)
+        let search: MoviePage = try await withCheckedThrowingContinuation { c in
+            movies.search(query: "inter", completion: { c.resume(with: $0) })
+        }
+        #expect(search.results.map(\.title) == ["Interstellar"])
+        let others: [MoviePage] = try await [
+            withCheckedThrowingContinuation { c in movies.nowPlaying(completion: { c.resume(with: $0) }) },
+            withCheckedThrowingContinuation { c in movies.popular(completion: { c.resume(with: $0) }) },
+            withCheckedThrowingContinuation { c in movies.upcoming(completion: { c.resume(with: $0) }) },
+            withCheckedThrowingContinuation { c in movies.recommendations(id: 550, completion: { c.resume(with: $0) })
+            },
+        ]
+        #expect(others.map(\.results.count) == [5, 5, 3, 4])
+        let missing: Result<MovieDetails, NetworkError> = await withCheckedContinuation { continuation in
+            movies.details(id: 1) { continuation.resume(returning: $0) }
+        }
+        guard case .failure(let error) = missing else {
+            Issue.record("movie 1 exists offline")
+            return
+        }
+        #expect(error.serverError?.code == 34)
+    }
+
+    @Test("endpoints have fixtures as sample data, so StubTransport.sampleData works offline")
+    func sampleData() async throws {
+        let pool = TaskPool(configuration: .init(transport: StubTransport.sampleData()))
+        let page = try await MovieService(pool: pool, configuration: offlineConfiguration).nowPlaying()
+        #expect(page.results.count == 5)
+        #expect(AuthEndpoint.newToken.sampleData == TMDBFixtures.data(.newToken))
+    }
+
+    @Test("a session is attached where a service asks for it")
+    func sessionAttachment() throws {
+        let user = try offlineConfiguration.prepare(MovieEndpoint.details(id: 1), session: .user(sessionID: "s1"))
+            .urlRequest()
+        #expect(user.queryItems["session_id"] == "s1")
+        let guest = try offlineConfiguration.prepare(
+            MovieEndpoint.details(id: 1), session: .guest(guestSessionID: "g1", expiresAt: nil)
+        )
+        .urlRequest()
+        #expect(guest.queryItems["guest_session_id"] == "g1")
+        #expect(guest.queryItems["session_id"] == nil)
+    }
+}

@@ -1,0 +1,226 @@
+import Foundation
+import LoopbackServer
+import MovieDB
+import NetworkCore
+import Testing
+
+@testable import Playground
+
+/// Runs the built `playground` binary and collects what it printed.
+struct PlaygroundRun {
+    let status: Int32
+    let output: String
+    let errors: String
+
+    static let binary: URL? = {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
+        ].map { $0.appendingPathComponent("playground") }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }()
+
+    /// Runs the binary with `arguments` and only `environment` (plus PATH), for at most 60 s.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> PlaygroundRun {
+        let process = Process()
+        guard let binary else { throw MissingBinary() }
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { mine, _ in mine }
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let deadline = Date().addingTimeInterval(60)
+        // Read while it runs so a full pipe never blocks it.
+        let outData = output.fileHandleForReading.readDataToEndOfFile()
+        let errData = errors.fileHandleForReading.readDataToEndOfFile()
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return PlaygroundRun(
+            status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
+            errors: String(decoding: errData, as: UTF8.self))
+    }
+
+    struct MissingBinary: Error, CustomStringConvertible {
+        var description: String {
+            "the playground binary was not built next to the tests: run Scripts/test or swift build"
+        }
+    }
+
+    var json: [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: Data(output.utf8))) as? [String: Any]
+    }
+}
+
+@Suite("playground binary")
+struct PlaygroundBinaryTests {
+    @Test("the default run is the offline tour: table, in-flight tasks, a cancel by id, a TMDB error")
+    func tour() throws {
+        let run = try PlaygroundRun.run([])
+        #expect(run.status == 0)
+        #expect(run.errors.isEmpty)
+        let output = run.output
+        #expect(output.contains("offline, answering from bundled TMDB fixtures"))
+        #expect(output.contains("Now playing, page 1 of 1 (5 movies), 2026-10-21 to 2026-12-02"))
+        #expect(output.contains("#  Title            Year  Rating  Poster"))
+        #expect(output.contains("3  The Quiet Hours  -     0.0     no"))
+        #expect(output.contains("1 entry in the response could not be read and was left out"))
+        let inFlight = output.split(separator: "\n").filter { $0.contains("running  1") }
+        #expect(inFlight.count == 4)
+        #expect(!output.contains(OfflineTMDB.apiKey))
+        #expect(output.contains("cancelled: true"))
+        #expect(output.contains("movies.upcoming.page=1: cancelled"))
+        #expect(output.contains("movies.details.id=550: finished, Fight Club (1999)"))
+        #expect(output.contains("status_code 7"))
+        #expect(output.contains("pool.activeTasks.isEmpty == true"))
+    }
+
+    @Test("a list as JSON")
+    func listJSON() throws {
+        let run = try PlaygroundRun.run(["now-playing", "--page", "1", "--json"])
+        #expect(run.status == 0)
+        let json = try #require(run.json)
+        #expect(json["page"] as? Int == 1)
+        #expect(json["total_pages"] as? Int == 1)
+        #expect(json["total_results"] as? Int == 5)
+        let movies = try #require(json["movies"] as? [[String: Any]])
+        #expect(movies.count == 5)
+        #expect(Set(movies[0].keys) == ["id", "title", "release_date", "vote_average", "poster_url"])
+        let quiet = try #require(movies.first { $0["id"] as? Int == 1184918 })
+        #expect(quiet["poster_url"] is NSNull)
+        #expect(quiet["release_date"] is NSNull)
+        #expect(
+            (movies.first { $0["id"] as? Int == 550 }?["poster_url"] as? String)?.hasPrefix(
+                "https://image.tmdb.org/t/p/w500/") == true)
+    }
+
+    @Test(
+        "details, videos and login, as text and JSON",
+        arguments: [
+            (["details", "--id", "550"], "Fight Club (1999) - Mischief. Mayhem. Soap."),
+            (["videos", "--id", "550"], "https://www.youtube.com/watch?v=BdJKm16Co6M"),
+            (["recommendations", "--id", "550"], "Recommended for movie 550, page 1 of 1 (4 movies)"),
+            (["search", "spirited", "away"], "Spirited Away"),
+            (["top-rated", "--page", "2"], "(no movies on this page)"),
+            (["login", "--username", "demo", "--password", "demo"], "Logged in as demo"),
+            (["details", "--id", "550", "--json"], "\"imdb_id\":\"tt0137523\""),
+            (
+                ["login", "--username", "demo", "--password", "demo", "--json"],
+                "\"session_id\":\"79191836ddaa0da3df76a5ffef6f07ad6ab0c641\""
+            ),
+        ])
+    func commands(arguments: [String], expected: String) throws {
+        let run = try PlaygroundRun.run(arguments)
+        #expect(run.status == 0)
+        #expect(run.output.contains(expected), "\(run.output)")
+        #expect(run.errors.isEmpty)
+    }
+
+    @Test(
+        "an API error exits 1 with one stderr line naming TMDB's status_code and status_message",
+        arguments: [
+            (["details", "--id", "999999"], "status_code 34", "The resource you requested could not be found."),
+            (["login", "--username", "demo", "--password", "x"], "status_code 30", "Invalid username and/or password"),
+            (["popular", "--page", "501"], "status_code 22", "Invalid page"),
+        ])
+    func apiErrors(arguments: [String], code: String, message: String) throws {
+        let run = try PlaygroundRun.run(arguments)
+        #expect(run.status == 1)
+        #expect(run.output.isEmpty)
+        let lines = run.errors.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(run.errors.contains(code))
+        #expect(run.errors.contains("status_message \"\(message)"))
+    }
+
+    @Test(
+        "a usage error exits 2 with the usage text",
+        arguments: [
+            ["bogus"], ["--page"], ["popular", "--page", "x"], ["popular", "--page", "-1"], ["details"],
+            ["details", "--id", "5", "--page", "2"], ["--wat"], ["search"], ["--base-url", "ftp://x"],
+            ["now-playing", "extra"], ["details", "--id", "1", "--id", "2"], ["--live"],
+        ])
+    func usageErrors(arguments: [String]) throws {
+        let run = try PlaygroundRun.run(arguments)
+        #expect(run.status == 2)
+        #expect(run.errors.hasPrefix("error: "))
+        #expect(run.errors.contains("usage: swift run playground"))
+        #expect(run.output.isEmpty)
+    }
+
+    @Test("help prints the usage and exits 0")
+    func help() throws {
+        let run = try PlaygroundRun.run(["--help"])
+        #expect(run.status == 0)
+        #expect(run.output.contains("usage: swift run playground"))
+    }
+
+    @Test("--base-url talks to that server over HTTP; --debug logs events and the active-task table")
+    func baseURL() throws {
+        let tmdb = OfflineTMDB()
+        let server = try LoopbackServer { tmdb.respond(to: $0) }
+        defer { server.stop() }
+        let run = try PlaygroundRun.run(
+            ["popular", "--base-url", server.baseURL + "/3", "--debug"], environment: ["TMDB_API_KEY": "local-key"])
+        #expect(run.status == 0)
+        #expect(run.output.contains("Popular, page 1 of 1 (5 movies)"))
+        #expect(server.requests.count == 1)
+        #expect(server.requests.first?.url?.query?.contains("api_key=local-key") == true)
+        #expect(run.errors.contains("[NetworkCore] started   GET \(server.baseURL)/3/movie/popular?api_key=<redacted>"))
+        #expect(run.errors.contains("[NetworkCore] finished  200"))
+        #expect(run.errors.contains("movies.popular.page=1"))
+        #expect(!run.errors.contains("local-key"))
+    }
+
+    @Test("a server that is not there exits 1 with one clear line, no crash")
+    func unreachable() throws {
+        let server = try LoopbackServer { _ in .json("{}") }
+        let closedPort = server.baseURL
+        server.stop()
+        let run = try PlaygroundRun.run(["popular", "--base-url", closedPort], environment: ["TMDB_API_KEY": "k"])
+        #expect(run.status == 1)
+        #expect(run.errors.hasPrefix("error: The request failed:"))
+        #expect(run.errors.split(separator: "\n").count == 1)
+    }
+
+    @Test("a server that answers garbage exits 1 with a decoding error, no crash")
+    func garbage() throws {
+        let server = try LoopbackServer { _ in StubResponse(statusCode: 200, body: Data("<html>hello</html>".utf8)) }
+        defer { server.stop() }
+        let run = try PlaygroundRun.run(
+            ["details", "--id", "1", "--base-url", server.baseURL], environment: ["TMDB_API_KEY": "k"])
+        #expect(run.status == 1)
+        #expect(run.errors.hasPrefix("error: Could not decode the response: MovieDetails"))
+    }
+}
+
+@Suite("playground arguments")
+struct InvocationTests {
+    @Test(
+        "commands and options parse",
+        arguments: [
+            ([], Invocation.Command.tour), (["now-playing"], .nowPlaying(page: 1)),
+            (["popular", "--page", "3"], .popular(page: 3)),
+            (["--page", "2", "top-rated"], .topRated(page: 2)), (["upcoming"], .upcoming(page: 1)),
+            (["details", "--id", "550"], .details(id: 550)),
+            (["recommendations", "--id", "5", "--page", "2"], .recommendations(id: 5, page: 2)),
+            (["videos", "--id", "7"], .videos(id: 7)),
+            (["search", "star", "wars"], .search(query: "star wars", page: 1)),
+            (["login", "--username", "u", "--password", "p"], .login(username: "u", password: "p")), (["-h"], .help),
+        ])
+    func parses(arguments: [String], command: Invocation.Command) throws {
+        #expect(try Invocation.parse(arguments).command == command)
+    }
+
+    @Test("--base-url implies --live; flags are read anywhere")
+    func flags() throws {
+        let invocation = try Invocation.parse(["--json", "popular", "--base-url", "http://127.0.0.1:1/3", "--debug"])
+        #expect(invocation.live)
+        #expect(invocation.json)
+        #expect(invocation.debug)
+        #expect(invocation.baseURL == "http://127.0.0.1:1/3")
+    }
+}
