@@ -15,7 +15,7 @@ let package = Package(
         .executableTarget(name: "Playground", dependencies: ["MovieDB", "NetworkCore"], path: "Playground"),
         // An HTTP/1.1 server on 127.0.0.1 for integration tests; not a product.
         .target(name: "LoopbackServer", dependencies: ["NetworkCore"], path: "Tests/LoopbackServer"),
-        .testTarget(name: "NetworkCoreTests", dependencies: ["NetworkCore"]),
+        .testTarget(name: "NetworkCoreTests", dependencies: ["NetworkCore", "LoopbackServer"]),
         .testTarget(name: "MovieDBTests", dependencies: ["MovieDB", "NetworkCore", "LoopbackServer", "Playground"]),
     ],
     swiftLanguageModes: [.v6]

@@ -11,6 +11,7 @@ struct Invocation: Equatable {
         case videos(id: Int)
         case search(query: String, page: Int)
         case login(username: String, password: String)
+        case refreshDemo
         case help
     }
 
@@ -35,6 +36,7 @@ struct Invocation: Equatable {
           videos --id ID
           search QUERY [--page N]
           login --username U --password P
+          refresh-demo    six calls start with an expired token; it is renewed once for all of them
           help
 
         Options:
@@ -97,6 +99,9 @@ struct Invocation: Equatable {
         switch name {
         case "help":
             return .help
+        case "refresh-demo":
+            try allow([], in: values, for: name)
+            return .refreshDemo
         case "now-playing", "popular", "top-rated", "upcoming":
             try allow(["--page"], in: values, for: name)
             let page = try number(values["--page"], option: "--page") ?? 1

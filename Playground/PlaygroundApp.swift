@@ -85,6 +85,8 @@ struct PlaygroundApp {
                     try await auth.login(username: username, password: password)
                 }
                 print(invocation.json ? Render.json(session) : Render.login(session, username: username))
+            case .refreshDemo:
+                try await refreshDemo()
             case .help:
                 print(Invocation.usage)
             }
@@ -120,6 +122,60 @@ struct PlaygroundApp {
             standardError(pool.debugDescription)
         }
         return try await task.value.get()
+    }
+
+    // MARK: Token refresh
+
+    /// Six calls start with an expired read token; the server rejects it; one renewal serves all six.
+    private func refreshDemo() async throws(NetworkError) {
+        print("Token refresh: six calls start with an expired read token, and TMDB rejects it (401).")
+        print(
+            "AuthenticationInterceptor renews it once; calls that were rejected or arrive meanwhile wait, then replay.\n"
+        )
+        let renewals = Renewals()
+        let interceptor = AuthenticationInterceptor(
+            authenticator: TMDBTokenAuthenticator {
+                // Your backend would hand out a fresh token here.
+                try await Task.sleep(nanoseconds: 300_000_000)
+                return "renewed-token-\(renewals.next())"
+            },
+            credential: "expired-token")
+        let pool = TaskPool(
+            configuration: .init(
+                transport: self.pool.configuration.transport, logger: self.pool.configuration.logger,
+                requestTimeout: 20,
+                interceptors: [interceptor]))
+        var tokenConfiguration = configuration
+        tokenConfiguration.credential = nil
+        let movies = MovieService(pool: pool, configuration: tokenConfiguration)
+        let endpoints: [MovieEndpoint] = [
+            .nowPlaying(page: 1), .popular(page: 1), .topRated(page: 1), .upcoming(page: 1), .details(id: 550),
+            .videos(id: 550),
+        ]
+        let tasks = endpoints.map { endpoint in
+            Task { () async -> NetworkError? in
+                do throws(NetworkError) {
+                    _ = try await movies.send(endpoint, as: AnyJSON.self)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+        }
+        for _ in 0..<1_000 where !pool.activeTasks.contains(where: { $0.phase == .waitingForCredential }) {
+            try? await Task.sleep(nanoseconds: 1_000_000)
+        }
+        print("While the token is renewed:")
+        print(Render.indented(pool.debugDescription))
+        var failures: [NetworkError] = []
+        for task in tasks {
+            if let error = await task.value { failures.append(error) }
+        }
+        let renewed = await interceptor.refreshCount
+        print(
+            "\nThe token was renewed \(renewed) time\(renewed == 1 ? "" : "s"); \(endpoints.count - failures.count) of \(endpoints.count) calls succeeded."
+        )
+        if let failure = failures.first { throw failure }
     }
 
     // MARK: The tour
@@ -165,7 +221,7 @@ struct PlaygroundApp {
                 }
             )
         }
-        for _ in 0..<200 where pool.activeTasks.count < calls.count {
+        for _ in 0..<500 where pool.activeTasks.filter({ $0.phase == .sending }).count < calls.count {
             try? await Task.sleep(nanoseconds: 1_000_000)
         }
         print(Render.indented(pool.debugDescription))
@@ -195,6 +251,24 @@ struct PlaygroundApp {
             )
         }
         print("\n5. Afterwards: pool.activeTasks.isEmpty == \(pool.activeTasks.isEmpty)")
+    }
+}
+
+/// Any JSON at all; for calls whose answer the demo does not look at.
+struct AnyJSON: Decodable, Sendable {
+    init(from decoder: any Decoder) throws {}
+}
+
+/// Counts token renewals for the refresh demo.
+final class Renewals: @unchecked Sendable {
+    // @unchecked Sendable: `count` is guarded by `lock`.
+    private let lock = NSLock()
+    private var count = 0
+
+    func next() -> Int {
+        lock.withLock {
+            count += 1; return count
+        }
     }
 }
 

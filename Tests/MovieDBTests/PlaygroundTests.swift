@@ -20,8 +20,17 @@ struct PlaygroundRun {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }()
 
-    /// Runs the binary with `arguments` and only `environment` (plus PATH), for at most 60 s.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> PlaygroundRun {
+    /// Runs the binary with `arguments` and only `environment` (plus PATH), for at most 60 s, on a
+    /// thread of its own: waiting for a process must not hold one of Swift concurrency's few threads.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> PlaygroundRun {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try runBlocking(arguments, environment: environment) })
+            }
+        }
+    }
+
+    private static func runBlocking(_ arguments: [String], environment: [String: String]) throws -> PlaygroundRun {
         let process = Process()
         guard let binary else { throw MissingBinary() }
         process.executableURL = binary
@@ -55,11 +64,11 @@ struct PlaygroundRun {
     }
 }
 
-@Suite("playground binary")
+@Suite("playground binary", .serialized)
 struct PlaygroundBinaryTests {
     @Test("the default run is the offline tour: table, in-flight tasks, a cancel by id, a TMDB error")
-    func tour() throws {
-        let run = try PlaygroundRun.run([])
+    func tour() async throws {
+        let run = try await PlaygroundRun.run([])
         #expect(run.status == 0)
         #expect(run.errors.isEmpty)
         let output = run.output
@@ -68,7 +77,7 @@ struct PlaygroundBinaryTests {
         #expect(output.contains("#  Title            Year  Rating  Poster"))
         #expect(output.contains("3  The Quiet Hours  -     0.0     no"))
         #expect(output.contains("1 entry in the response could not be read and was left out"))
-        let inFlight = output.split(separator: "\n").filter { $0.contains("running  1") }
+        let inFlight = output.split(separator: "\n").filter { $0.contains("sending  1") }
         #expect(inFlight.count == 4)
         #expect(!output.contains(OfflineTMDB.apiKey))
         #expect(output.contains("cancelled: true"))
@@ -79,8 +88,8 @@ struct PlaygroundBinaryTests {
     }
 
     @Test("a list as JSON")
-    func listJSON() throws {
-        let run = try PlaygroundRun.run(["now-playing", "--page", "1", "--json"])
+    func listJSON() async throws {
+        let run = try await PlaygroundRun.run(["now-playing", "--page", "1", "--json"])
         #expect(run.status == 0)
         let json = try #require(run.json)
         #expect(json["page"] as? Int == 1)
@@ -112,8 +121,8 @@ struct PlaygroundBinaryTests {
                 "\"session_id\":\"79191836ddaa0da3df76a5ffef6f07ad6ab0c641\""
             ),
         ])
-    func commands(arguments: [String], expected: String) throws {
-        let run = try PlaygroundRun.run(arguments)
+    func commands(arguments: [String], expected: String) async throws {
+        let run = try await PlaygroundRun.run(arguments)
         #expect(run.status == 0)
         #expect(run.output.contains(expected), "\(run.output)")
         #expect(run.errors.isEmpty)
@@ -126,8 +135,8 @@ struct PlaygroundBinaryTests {
             (["login", "--username", "demo", "--password", "x"], "status_code 30", "Invalid username and/or password"),
             (["popular", "--page", "501"], "status_code 22", "Invalid page"),
         ])
-    func apiErrors(arguments: [String], code: String, message: String) throws {
-        let run = try PlaygroundRun.run(arguments)
+    func apiErrors(arguments: [String], code: String, message: String) async throws {
+        let run = try await PlaygroundRun.run(arguments)
         #expect(run.status == 1)
         #expect(run.output.isEmpty)
         let lines = run.errors.split(separator: "\n")
@@ -143,27 +152,37 @@ struct PlaygroundBinaryTests {
             ["details", "--id", "5", "--page", "2"], ["--wat"], ["search"], ["--base-url", "ftp://x"],
             ["now-playing", "extra"], ["details", "--id", "1", "--id", "2"], ["--live"],
         ])
-    func usageErrors(arguments: [String]) throws {
-        let run = try PlaygroundRun.run(arguments)
+    func usageErrors(arguments: [String]) async throws {
+        let run = try await PlaygroundRun.run(arguments)
         #expect(run.status == 2)
         #expect(run.errors.hasPrefix("error: "))
         #expect(run.errors.contains("usage: swift run playground"))
         #expect(run.output.isEmpty)
     }
 
+    @Test("refresh-demo: six calls rejected with an expired token, renewed once, all succeed")
+    func refreshDemo() async throws {
+        let run = try await PlaygroundRun.run(["refresh-demo"])
+        #expect(run.status == 0)
+        #expect(run.output.split(separator: "\n").filter { $0.contains("waiting for credential") }.count == 6)
+        #expect(run.output.contains("The token was renewed 1 time; 6 of 6 calls succeeded."))
+        #expect(!run.output.contains("expired-token"))
+        #expect(run.errors.isEmpty)
+    }
+
     @Test("help prints the usage and exits 0")
-    func help() throws {
-        let run = try PlaygroundRun.run(["--help"])
+    func help() async throws {
+        let run = try await PlaygroundRun.run(["--help"])
         #expect(run.status == 0)
         #expect(run.output.contains("usage: swift run playground"))
     }
 
     @Test("--base-url talks to that server over HTTP; --debug logs events and the active-task table")
-    func baseURL() throws {
+    func baseURL() async throws {
         let tmdb = OfflineTMDB()
         let server = try LoopbackServer { tmdb.respond(to: $0) }
         defer { server.stop() }
-        let run = try PlaygroundRun.run(
+        let run = try await PlaygroundRun.run(
             ["popular", "--base-url", server.baseURL + "/3", "--debug"], environment: ["TMDB_API_KEY": "local-key"])
         #expect(run.status == 0)
         #expect(run.output.contains("Popular, page 1 of 1 (5 movies)"))
@@ -176,21 +195,21 @@ struct PlaygroundBinaryTests {
     }
 
     @Test("a server that is not there exits 1 with one clear line, no crash")
-    func unreachable() throws {
+    func unreachable() async throws {
         let server = try LoopbackServer { _ in .json("{}") }
         let closedPort = server.baseURL
         server.stop()
-        let run = try PlaygroundRun.run(["popular", "--base-url", closedPort], environment: ["TMDB_API_KEY": "k"])
+        let run = try await PlaygroundRun.run(["popular", "--base-url", closedPort], environment: ["TMDB_API_KEY": "k"])
         #expect(run.status == 1)
         #expect(run.errors.hasPrefix("error: The request failed:"))
         #expect(run.errors.split(separator: "\n").count == 1)
     }
 
     @Test("a server that answers garbage exits 1 with a decoding error, no crash")
-    func garbage() throws {
+    func garbage() async throws {
         let server = try LoopbackServer { _ in StubResponse(statusCode: 200, body: Data("<html>hello</html>".utf8)) }
         defer { server.stop() }
-        let run = try PlaygroundRun.run(
+        let run = try await PlaygroundRun.run(
             ["details", "--id", "1", "--base-url", server.baseURL], environment: ["TMDB_API_KEY": "k"])
         #expect(run.status == 1)
         #expect(run.errors.hasPrefix("error: Could not decode the response: MovieDetails"))
@@ -210,6 +229,7 @@ struct InvocationTests {
             (["videos", "--id", "7"], .videos(id: 7)),
             (["search", "star", "wars"], .search(query: "star wars", page: 1)),
             (["login", "--username", "u", "--password", "p"], .login(username: "u", password: "p")), (["-h"], .help),
+            (["refresh-demo"], .refreshDemo),
         ])
     func parses(arguments: [String], command: Invocation.Command) throws {
         #expect(try Invocation.parse(arguments).command == command)

@@ -91,6 +91,7 @@ struct TaskPoolTests {
         #expect(pool.debugDescription == "TaskPool: no active tasks")
         pool.send(TestEndpoint(task: .urlParameters(["api_key": "SECRET123", "page": 1])), id: "movies") { _ in }
         pool.send(TestEndpoint(path: "items/4", method: .delete), id: "delete-4") { _ in }
+        #expect(await eventually { pool.activeTasks.allSatisfy { $0.phase == .sending } })
         let lines = pool.debugDescription.split(separator: "\n").map(String.init)
         #expect(lines.count == 3)
         #expect(lines[0].hasPrefix("id"))
@@ -98,7 +99,7 @@ struct TaskPoolTests {
         #expect(lines[1].hasPrefix("movies  "))
         #expect(lines[1].contains("GET"))
         #expect(lines[1].contains("api_key=<redacted>&page=1"))
-        #expect(lines[1].contains("running"))
+        #expect(lines[1].contains("sending"))
         #expect(lines[2].hasPrefix("delete-4"))
         #expect(lines[2].contains("DELETE"))
         #expect(!pool.debugDescription.contains("SECRET123"))

@@ -39,6 +39,12 @@ public protocol Endpoint: Sendable {
     var timeout: TimeInterval? { get }
     /// A canned response body for stubs and offline mode; see ``StubTransport/sampleData(statusCode:delay:)``.
     var sampleData: Data? { get }
+    /// Seconds the whole task may take, retries and waits included; `nil` uses the pool's setting.
+    var resourceTimeout: TimeInterval? { get }
+    /// Interceptors for this endpoint only; they adapt after the pool's and decide on retries before them.
+    var interceptors: [any RequestInterceptor] { get }
+    /// Whether credentials are applied and renewed for this endpoint; `false` for calls such as login. Default `true`.
+    var requiresAuthentication: Bool { get }
 }
 
 extension Endpoint {
@@ -52,4 +58,10 @@ extension Endpoint {
     public var timeout: TimeInterval? { nil }
     /// No sample data.
     public var sampleData: Data? { nil }
+    /// The pool's deadline.
+    public var resourceTimeout: TimeInterval? { nil }
+    /// None.
+    public var interceptors: [any RequestInterceptor] { [] }
+    /// `true`.
+    public var requiresAuthentication: Bool { true }
 }

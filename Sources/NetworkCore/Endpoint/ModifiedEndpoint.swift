@@ -43,6 +43,12 @@ public struct ModifiedEndpoint<Base: Endpoint>: Endpoint {
     public var timeout: TimeInterval? { base.timeout }
     /// The base endpoint's sample data.
     public var sampleData: Data? { base.sampleData }
+    /// The base endpoint's deadline.
+    public var resourceTimeout: TimeInterval? { base.resourceTimeout }
+    /// The base endpoint's interceptors.
+    public var interceptors: [any RequestInterceptor] { base.interceptors }
+    /// Whether the base endpoint requires authentication.
+    public var requiresAuthentication: Bool { base.requiresAuthentication }
 
     /// The same endpoint sent to another base URL.
     public func with(baseURL: String) -> ModifiedEndpoint<Base> {

@@ -23,6 +23,8 @@ public struct TaskEvent: Sendable {
     public enum Kind: String, Sendable, CaseIterable {
         /// The task was registered and its request is being sent.
         case started
+        /// An attempt failed and the task will be sent again after ``TaskEvent/delay``; ``TaskEvent/error`` says why.
+        case retrying
         /// The server answered and the response was accepted.
         case finished
         /// The task ended with an error other than cancellation.
@@ -49,8 +51,29 @@ public struct TaskEvent: Sendable {
     public let statusCode: Int?
     /// Body bytes received so far.
     public let bytesReceived: Int
-    /// The error, for ``Kind/failed``.
+    /// The error, for ``Kind/failed`` and ``Kind/retrying``.
     public let error: NetworkError?
+    /// Seconds until the next attempt, for ``Kind/retrying``.
+    public let delay: TimeInterval?
+
+    /// Creates an event; pools do this for you.
+    public init(
+        kind: Kind, taskID: String, method: String, url: String, attempt: Int, date: Date = Date(),
+        duration: TimeInterval? = nil, statusCode: Int? = nil, bytesReceived: Int = 0, error: NetworkError? = nil,
+        delay: TimeInterval? = nil
+    ) {
+        self.kind = kind
+        self.taskID = taskID
+        self.method = method
+        self.url = url
+        self.attempt = attempt
+        self.date = date
+        self.duration = duration
+        self.statusCode = statusCode
+        self.bytesReceived = bytesReceived
+        self.error = error
+        self.delay = delay
+    }
 }
 
 /// A logger that writes one compact line per event, to standard error unless told otherwise.
@@ -85,7 +108,8 @@ public struct ConsoleLogger: NetworkLogger {
             fields.append("\(event.bytesReceived) B")
             if let duration = event.duration { fields.append("\(Int((duration * 1000).rounded())) ms") }
         }
-        if event.attempt > 1 { fields.append("attempt \(event.attempt)") }
+        if event.attempt > 1 || event.kind == .retrying { fields.append("attempt \(event.attempt)") }
+        if let delay = event.delay { fields.append("retry in \(Int((delay * 1000).rounded())) ms") }
         fields.append("id=\(event.taskID)")
         if let error = event.error { fields.append("error: \(error)") }
         return fields.joined(separator: " ")

@@ -21,11 +21,41 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         case cancelled
     }
 
+    /// What a running task is doing now.
+    public enum Phase: Sendable, Hashable, CustomStringConvertible {
+        /// Interceptors are preparing the request.
+        case preparing
+        /// Waiting for a credential being renewed.
+        case waitingForCredential
+        /// Sent; no byte of the answer yet.
+        case sending
+        /// Body bytes are arriving.
+        case receiving
+        /// Waiting before sending attempt `attempt`.
+        case backingOff(beforeAttempt: Int)
+        /// The task has ended; see ``DataTask/state``.
+        case ended
+
+        /// `"sending"`, `"waiting for credential"`, `"backing off before attempt 2"`…
+        public var description: String {
+            switch self {
+            case .preparing: "preparing"
+            case .waitingForCredential: "waiting for credential"
+            case .sending: "sending"
+            case .receiving: "receiving"
+            case .backingOff(let attempt): "backing off before attempt \(attempt)"
+            case .ended: "ended"
+            }
+        }
+    }
+
     typealias Outcome = Result<Response, NetworkError>
     typealias Waiter = (token: UInt64, resume: @Sendable (Outcome) -> Void)
 
     struct Storage {
         var attempts = 1
+        var phase = Phase.preparing
+        var watchdog: Task<Void, Never>?
         var bytesReceived = 0
         var endDate: Date?
         var endTime: UInt64?
@@ -69,6 +99,9 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
 
     /// How many times the request has been sent, from 1.
     public var attempts: Int { lock.withLock { storage.attempts } }
+
+    /// What the task is doing now: preparing, waiting for a credential, sending, receiving, backing off.
+    public var phase: Phase { lock.withLock { storage.outcome == nil ? storage.phase : .ended } }
 
     /// Body bytes received so far.
     public var bytesReceived: Int { lock.withLock { storage.bytesReceived } }

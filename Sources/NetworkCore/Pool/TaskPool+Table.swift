@@ -4,7 +4,7 @@ extension TaskPool: CustomDebugStringConvertible {
     /// The running tasks as a table, oldest first, credentials redacted:
     /// ```
     /// id                        method  url                                        state    attempt  elapsed ms
-    /// movies.nowPlaying.page=1  GET     https://api.themoviedb.org/3/movie/now_…   running  1        42
+    /// movies.nowPlaying.page=1  GET     https://api.themoviedb.org/3/movie/now_…   sending  1        42
     /// ```
     public var debugDescription: String {
         let tasks = activeTasks
@@ -12,7 +12,7 @@ extension TaskPool: CustomDebugStringConvertible {
         let header = ["id", "method", "url", "state", "attempt", "elapsed ms"]
         let rows = tasks.map { task in
             [
-                task.id, task.method, Redactor.default.redact(task.request.url), task.state.rawValue,
+                task.id, task.method, Redactor.default.redact(task.request.url), task.phase.description,
                 String(task.attempts), String(Int((task.elapsed * 1000).rounded())),
             ]
         }

@@ -34,6 +34,15 @@ public final class TaskPool: @unchecked Sendable {
         public var statusReader: any ServerStatusReader
         /// Seconds to wait for the server to start or continue answering, unless the endpoint says otherwise.
         public var requestTimeout: TimeInterval
+        /// Seconds a whole task may take, retries and waits included, unless the endpoint says otherwise;
+        /// `nil` for no deadline. Enforced by the pool itself (FoundationNetworking ignores
+        /// `timeoutIntervalForResource`): the task ends with ``NetworkError/deadlineExceeded(seconds:)``
+        /// when the time is up, or earlier when a retry's wait would end after it.
+        public var resourceTimeout: TimeInterval?
+        /// Interceptors for every request, in order: see ``RequestInterceptor`` for how they chain.
+        public var interceptors: [any RequestInterceptor]
+        /// The most attempts any task makes, whatever its interceptors decide: a guard against loops.
+        public var maximumAttempts: Int
 
         /// `Accept: application/json` and `User-Agent: NetworkCore/<version>`.
         public static let standardHeaders = [
@@ -49,7 +58,10 @@ public final class TaskPool: @unchecked Sendable {
             duplicatePolicy: DuplicatePolicy = .join,
             validation: Validation = .default,
             statusReader: any ServerStatusReader = JSONStatusReader(),
-            requestTimeout: TimeInterval = 60
+            requestTimeout: TimeInterval = 60,
+            resourceTimeout: TimeInterval? = nil,
+            interceptors: [any RequestInterceptor] = [],
+            maximumAttempts: Int = 10
         ) {
             self.transport = transport
             self.defaultHeaders = defaultHeaders
@@ -58,6 +70,9 @@ public final class TaskPool: @unchecked Sendable {
             self.validation = validation
             self.statusReader = statusReader
             self.requestTimeout = requestTimeout
+            self.resourceTimeout = resourceTimeout
+            self.interceptors = interceptors
+            self.maximumAttempts = maximumAttempts
         }
     }
 
@@ -168,34 +183,113 @@ public final class TaskPool: @unchecked Sendable {
 
     private func run(_ task: DataTask, endpoint: some Endpoint) {
         log(.started, task)
+        let deadline = endpoint.resourceTimeout ?? configuration.resourceTimeout
         let runner = Task { [self] in
-            let outcome = await perform(task, endpoint: endpoint)
+            let outcome = await perform(task, endpoint: endpoint, deadline: deadline)
             settle(task, with: outcome)
+        }
+        let watchdog = deadline.map { seconds in
+            Task { [self] in
+                try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
+                if !Task.isCancelled { settle(task, with: .failure(.deadlineExceeded(seconds: seconds))) }
+            }
         }
         let alreadyEnded = lock.withLock {
             guard task.storage.outcome == nil else { return true }
             task.storage.runner = runner
+            task.storage.watchdog = watchdog
             return false
         }
-        if alreadyEnded { runner.cancel() }
+        if alreadyEnded {
+            runner.cancel()
+            watchdog?.cancel()
+        }
     }
 
-    private func perform(_ task: DataTask, endpoint: some Endpoint) async -> DataTask.Outcome {
-        let context = TransportContext(taskID: task.id, endpoint: endpoint) { [lock] bytes in
-            lock.withLock { task.storage.bytesReceived += bytes }
+    /// Sends the task's request until it succeeds or no interceptor retries it: adapt, send,
+    /// validate, ask the retry chain, back off, and again.
+    private func perform(_ task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?) async -> DataTask.Outcome {
+        let interceptors = configuration.interceptors + endpoint.interceptors
+        let retriers = endpoint.interceptors + configuration.interceptors
+        let method = HTTPMethod(rawValue: task.method)
+        var attempt = 1
+        while true {
+            let elapsed = task.elapsed
+            let context = AttemptContext(
+                taskID: task.id, attempt: attempt, method: method,
+                requiresAuthentication: endpoint.requiresAuthentication,
+                elapsed: elapsed, remaining: deadline.map { $0 - elapsed }
+            ) { [self] in setPhase(.waitingForCredential, of: task) }
+            setPhase(.preparing, of: task)
+            var request = task.request
+            do {
+                for interceptor in interceptors {
+                    request = try await interceptor.adapt(request, context: context)
+                }
+            } catch {
+                return .failure(NetworkError.from(error, timeout: task.request.timeoutInterval))
+            }
+            if Task.isCancelled { return .failure(.cancelled) }
+            let outcome = await send(request, for: task, endpoint: endpoint)
+            guard case .failure(let failure) = outcome else { return outcome }
+            if case .cancelled = failure { return outcome }
+            if attempt >= configuration.maximumAttempts { return outcome }
+            var decision = RetryDecision.doNotRetry
+            for retrier in retriers {
+                decision = await retrier.retry(request, failing: failure, context: context)
+                if case .doNotRetry = decision { continue }
+                break
+            }
+            switch decision {
+            case .doNotRetry: return outcome
+            case .fail(let error): return .failure(error)
+            case .retry(let delay):
+                let wait = max(0, delay)
+                // The next attempt could not start before the deadline: say so now rather than wait for it.
+                if let deadline, task.elapsed + wait >= deadline {
+                    return .failure(.deadlineExceeded(seconds: deadline))
+                }
+                attempt += 1
+                lock.withLock {
+                    task.storage.attempts = attempt
+                    task.storage.phase = .backingOff(beforeAttempt: attempt)
+                }
+                log(.retrying, task, error: failure, delay: wait)
+                if wait > 0 {
+                    do { try await Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000)) } catch {
+                        return .failure(.cancelled)
+                    }
+                }
+                if Task.isCancelled { return .failure(.cancelled) }
+            }
         }
+    }
+
+    /// One attempt: sends the request and validates the answer.
+    private func send(_ request: URLRequest, for task: DataTask, endpoint: some Endpoint) async -> DataTask.Outcome {
+        let context = TransportContext(taskID: task.id, endpoint: endpoint) { [lock] bytes in
+            lock.withLock {
+                task.storage.bytesReceived += bytes
+                task.storage.phase = .receiving
+            }
+        }
+        setPhase(.sending, of: task)
         let start = MonotonicClock.now()
         do {
-            let (body, httpResponse) = try await configuration.transport.send(task.request, context: context)
+            let (body, httpResponse) = try await configuration.transport.send(request, context: context)
             let response = Response(
-                request: task.request, httpResponse: httpResponse, body: body,
+                request: request, httpResponse: httpResponse, body: body,
                 duration: MonotonicClock.seconds(from: start, to: MonotonicClock.now()),
                 statusReader: configuration.statusReader)
             lock.withLock { task.storage.bytesReceived = max(task.storage.bytesReceived, body.count) }
             return validate(response)
         } catch {
-            return .failure(NetworkError.from(error, timeout: task.request.timeoutInterval))
+            return .failure(NetworkError.from(error, timeout: request.timeoutInterval))
         }
+    }
+
+    private func setPhase(_ phase: DataTask.Phase, of task: DataTask) {
+        lock.withLock { task.storage.phase = phase }
     }
 
     private func validate(_ response: Response) -> DataTask.Outcome {
@@ -214,7 +308,8 @@ public final class TaskPool: @unchecked Sendable {
     /// - Returns: whether this call ended the task.
     @discardableResult
     func settle(_ task: DataTask, with outcome: DataTask.Outcome) -> Bool {
-        let ended = lock.withLock { () -> (waiters: [DataTask.Waiter], runner: Task<Void, Never>?)? in
+        let ended = lock.withLock {
+            () -> (waiters: [DataTask.Waiter], runner: Task<Void, Never>?, watchdog: Task<Void, Never>?)? in
             guard task.storage.outcome == nil else { return nil }
             task.storage.outcome = outcome
             task.storage.endDate = Date()
@@ -223,8 +318,9 @@ public final class TaskPool: @unchecked Sendable {
             defer {
                 task.storage.waiters = []
                 task.storage.runner = nil
+                task.storage.watchdog = nil
             }
-            return (task.storage.waiters, task.storage.runner)
+            return (task.storage.waiters, task.storage.runner, task.storage.watchdog)
         }
         guard let ended else { return false }
         switch outcome {
@@ -233,7 +329,9 @@ public final class TaskPool: @unchecked Sendable {
         case .failure: log(.failed, task)
         }
         for waiter in ended.waiters { waiter.resume(outcome) }
-        if case .failure(.cancelled) = outcome { ended.runner?.cancel() }
+        // Whoever ended the task (the runner itself, a cancel, the deadline), nothing of it keeps running.
+        ended.runner?.cancel()
+        ended.watchdog?.cancel()
         return true
     }
 
@@ -289,13 +387,15 @@ public final class TaskPool: @unchecked Sendable {
         }
     }
 
-    private func log(_ kind: TaskEvent.Kind, _ task: DataTask) {
+    private func log(
+        _ kind: TaskEvent.Kind, _ task: DataTask, error retryError: NetworkError? = nil, delay: TimeInterval? = nil
+    ) {
         guard let logger = configuration.logger else { return }
         let (bytes, attempts, outcome) = lock.withLock {
             (task.storage.bytesReceived, task.storage.attempts, task.storage.outcome)
         }
-        var statusCode: Int?
-        var error: NetworkError?
+        var statusCode = retryError?.statusCode
+        var error = retryError
         switch outcome {
         case .success(let response): statusCode = response.statusCode
         case .failure(let failure):
@@ -307,6 +407,6 @@ public final class TaskPool: @unchecked Sendable {
             TaskEvent(
                 kind: kind, taskID: task.id, method: task.method, url: Redactor.default.redact(task.request.url),
                 attempt: attempts, date: Date(), duration: kind == .started ? nil : task.elapsed,
-                statusCode: statusCode, bytesReceived: bytes, error: error))
+                statusCode: statusCode, bytesReceived: bytes, error: error, delay: delay))
     }
 }

@@ -12,6 +12,10 @@ extension NetworkError: LocalizedError {
             "The request failed: \(Self.describe(error))."
         case .timedOut(let seconds):
             "The server did not answer within \(Self.format(seconds)) s."
+        case .deadlineExceeded(let seconds):
+            "The request did not finish within its deadline of \(Self.format(seconds)) s."
+        case .authenticationFailed(let failure):
+            "Could not authenticate: \(failure)."
         case .cancelled:
             "The request was cancelled."
         case .httpStatus(let response):

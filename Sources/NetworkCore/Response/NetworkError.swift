@@ -24,8 +24,13 @@ public enum NetworkError: Error, Sendable {
     /// The request did not get an answer: no connection, connection lost, TLS failure.
     /// The transport's error is kept; for `URLSession` it is a `URLError`.
     case transport(any Error)
-    /// The server did not answer within the request's timeout, in seconds.
+    /// The server did not answer within the request's timeout, in seconds (time to first byte, or idle).
     case timedOut(seconds: TimeInterval)
+    /// The task did not finish within its deadline, in seconds, retries included.
+    /// See ``Endpoint/resourceTimeout`` and ``TaskPool/Configuration/resourceTimeout``.
+    case deadlineExceeded(seconds: TimeInterval)
+    /// The credential could not be applied or renewed; see ``AuthenticationInterceptor``.
+    case authenticationFailed(AuthenticationFailure)
     /// The task was cancelled: by ``TaskPool/cancel(id:)``, by a replacing task, or by Swift task cancellation.
     case cancelled
     /// The server answered with a status the pool does not accept; the response is kept.
@@ -45,10 +50,12 @@ extension NetworkError {
         return false
     }
 
-    /// Whether the call timed out.
+    /// Whether the call timed out: the request timeout or the task's deadline.
     public var isTimeout: Bool {
-        if case .timedOut = self { return true }
-        return false
+        switch self {
+        case .timedOut, .deadlineExceeded: true
+        default: false
+        }
     }
 
     /// The HTTP status, when the server answered.

@@ -1,0 +1,89 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Retries transient failures with exponential backoff and full jitter, honouring `Retry-After`.
+///
+/// By default it retries, up to 3 attempts in all, only idempotent methods (`GET`, `HEAD`,
+/// `PUT`, `DELETE`, `OPTIONS`), only on 408, 429, 500, 502, 503 and 504 and on transient
+/// network errors (timed out, connection lost, cannot connect). It never retries a cancelled
+/// task, nor one whose deadline has passed.
+///
+/// The wait before attempt *n + 1* is a random time between 0 and
+/// `min(maximumDelay, baseDelay × 2ⁿ⁻¹)` ("full jitter"), unless a 429 or 503 carries
+/// `Retry-After` (seconds or an HTTP date): then exactly that, if it is at most
+/// ``maximumRetryAfter``; a longer one is not waited for.
+/// ```swift
+/// let pool = TaskPool(configuration: .init(interceptors: [RetryPolicy(maximumAttempts: 4, baseDelay: 0.2)]))
+/// ```
+public struct RetryPolicy: RequestInterceptor {
+    /// Attempts in all, the first included.
+    public var maximumAttempts: Int
+    /// The backoff before the second attempt, before jitter.
+    public var baseDelay: TimeInterval
+    /// The longest backoff, before jitter.
+    public var maximumDelay: TimeInterval
+    /// The longest `Retry-After` that is waited for; beyond it the task fails.
+    public var maximumRetryAfter: TimeInterval
+    /// Methods that are retried.
+    public var methods: Set<HTTPMethod>
+    /// HTTP statuses that are retried.
+    public var statusCodes: Set<Int>
+    /// `URLError` codes that are retried; a request timeout counts as `.timedOut`.
+    public var urlErrorCodes: Set<URLError.Code>
+    private let random: @Sendable (ClosedRange<Double>) -> Double
+
+    /// Creates a policy; `random` draws the jitter (replace it to make delays predictable in tests).
+    public init(
+        maximumAttempts: Int = 3, baseDelay: TimeInterval = 0.5, maximumDelay: TimeInterval = 30,
+        maximumRetryAfter: TimeInterval = 60,
+        methods: Set<HTTPMethod> = [.get, .head, .put, .delete, .options],
+        statusCodes: Set<Int> = [408, 429, 500, 502, 503, 504],
+        urlErrorCodes: Set<URLError.Code> = [.timedOut, .networkConnectionLost, .cannotConnectToHost],
+        random: @escaping @Sendable (ClosedRange<Double>) -> Double = { Double.random(in: $0) }
+    ) {
+        self.maximumAttempts = maximumAttempts
+        self.baseDelay = baseDelay
+        self.maximumDelay = maximumDelay
+        self.maximumRetryAfter = maximumRetryAfter
+        self.methods = methods
+        self.statusCodes = statusCodes
+        self.urlErrorCodes = urlErrorCodes
+        self.random = random
+    }
+
+    /// Retries when the method, the failure and the attempt count allow it.
+    public func retry(
+        _ request: URLRequest, failing failure: NetworkError, context: AttemptContext
+    ) async
+        -> RetryDecision
+    {
+        guard context.attempt < maximumAttempts, methods.contains(context.method), isTransient(failure) else {
+            return .doNotRetry
+        }
+        if let response = failure.response, [429, 503].contains(response.statusCode),
+            let wait = RetryAfter.seconds(response.header("Retry-After"))
+        {
+            return wait <= maximumRetryAfter ? .retry(after: wait) : .doNotRetry
+        }
+        return .retry(after: delay(beforeAttempt: context.attempt + 1))
+    }
+
+    /// The jittered backoff before `attempt` (2 or more).
+    public func delay(beforeAttempt attempt: Int) -> TimeInterval {
+        let exponent = Double(max(0, attempt - 2))
+        let ceiling = min(maximumDelay, baseDelay * pow(2, exponent))
+        return ceiling > 0 ? random(0...ceiling) : 0
+    }
+
+    private func isTransient(_ failure: NetworkError) -> Bool {
+        switch failure {
+        case .httpStatus(let response): statusCodes.contains(response.statusCode)
+        case .timedOut: urlErrorCodes.contains(.timedOut)
+        case .transport: failure.urlError.map { urlErrorCodes.contains($0.code) } ?? false
+        default: false
+        }
+    }
+}
