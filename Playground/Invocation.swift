@@ -20,6 +20,8 @@ struct Invocation: Equatable {
     var baseURL: String?
     var debug = false
     var json = false
+    var record: String?
+    var replay: String?
 
     struct UsageError: Error, Equatable {
         let message: String
@@ -44,6 +46,8 @@ struct Invocation: Equatable {
           --base-url URL  talk to another server that speaks TMDB's API (implies --live)
           --debug         log every task event and print the active-task table while requests run
           --json          print the result as JSON on stdout
+          --record FILE   write the run's traffic to FILE as a HAR 1.2 archive (credentials redacted)
+          --replay FILE   answer every request from the HAR archive FILE instead of a server
 
         Offline, movie ids from the fixtures work (550 is Fight Club, in full); login accepts demo / demo.
         Exit status: 0 success, 1 API or network error, 2 usage error.
@@ -70,6 +74,8 @@ struct Invocation: Equatable {
             case "--json": invocation.json = true
             case "--help", "-h": words.insert("help", at: 0)
             case "--base-url": invocation.baseURL = try value(for: argument)
+            case "--record": invocation.record = try value(for: argument)
+            case "--replay": invocation.replay = try value(for: argument)
             case "--page", "--id", "--username", "--password":
                 guard values[argument] == nil else { throw UsageError(message: "\(argument) is given twice") }
                 values[argument] = try value(for: argument)
@@ -78,6 +84,9 @@ struct Invocation: Equatable {
                 words.append(argument)
             }
             index += 1
+        }
+        if invocation.replay != nil, invocation.live || invocation.baseURL != nil {
+            throw UsageError(message: "--replay answers from a file; it cannot be combined with --live or --base-url")
         }
         if let baseURL = invocation.baseURL {
             guard baseURL.hasPrefix("http://") || baseURL.hasPrefix("https://") else {

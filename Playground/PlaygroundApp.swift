@@ -28,15 +28,43 @@ struct PlaygroundApp {
                 "error: --live needs TMDB_API_KEY or TMDB_READ_TOKEN in the environment\n\n\(Invocation.usage)")
             return 2
         }
-        return await PlaygroundApp(invocation: invocation, credential: credential).run()
+        var replay: HARReplayTransport?
+        if let path = invocation.replay {
+            do {
+                guard FileManager.default.fileExists(atPath: path) else { throw CocoaError(.fileNoSuchFile) }
+                replay = try HARReplayTransport(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                let reason = error is CocoaError ? "there is no such file" : "it is not a HAR 1.2 archive"
+                standardError("error: --replay cannot use \(path): \(reason)\n\n\(Invocation.usage)")
+                return 2
+            }
+        }
+        let app = PlaygroundApp(invocation: invocation, credential: credential, replay: replay)
+        let status = await app.run()
+        if let path = invocation.record, let recorder = app.recorder {
+            do {
+                try recorder.write(to: URL(fileURLWithPath: path))
+                standardError("recorded \(recorder.count) request\(recorder.count == 1 ? "" : "s") to \(path)")
+            } catch {
+                standardError("error: could not write \(path): \(error)")
+                return 1
+            }
+        }
+        return status
     }
 
-    init(invocation: Invocation, credential: TMDBCredential?) {
+    /// Records the run's traffic with `--record`.
+    let recorder: HARRecorder?
+
+    init(invocation: Invocation, credential: TMDBCredential?, replay: HARReplayTransport? = nil) {
         self.invocation = invocation
         isOffline = !invocation.live
-        let transport: any Transport
+        var transport: any Transport
         let environment: TMDBEnvironment
-        if isOffline {
+        if let replay {
+            transport = replay
+            environment = .production
+        } else if isOffline {
             // The tour waits a little per call so that in-flight tasks can be shown.
             transport = OfflineTMDB().transport(delay: invocation.command == .tour ? 0.3 : 0.05)
             environment = .production
@@ -44,8 +72,12 @@ struct PlaygroundApp {
             transport = URLSessionTransport()
             environment = invocation.baseURL.map { TMDBEnvironment.custom(baseURL: $0) } ?? .production
         }
+        recorder = invocation.record.map { _ in HARRecorder() }
+        if let recorder { transport = RecordingTransport(transport, recorder: recorder) }
         let logger: (any NetworkLogger)? = invocation.debug ? ConsoleLogger() : nil
-        pool = TaskPool(configuration: .init(transport: transport, logger: logger, requestTimeout: 20))
+        pool = TaskPool(
+            configuration: .init(
+                transport: transport, logger: logger, requestTimeout: 20, stallThreshold: invocation.debug ? 2 : nil))
         configuration = TMDBConfiguration(
             environment: environment, credential: isOffline ? .apiKey(OfflineTMDB.apiKey) : credential)
     }
@@ -182,7 +214,9 @@ struct PlaygroundApp {
 
     private func tour() async throws(NetworkError) {
         let source =
-            isOffline ? "offline, answering from bundled TMDB fixtures" : "live, \(configuration.environment.baseURL)"
+            invocation.replay.map { "replaying \($0)" }
+            ?? (isOffline
+                ? "offline, answering from bundled TMDB fixtures" : "live, \(configuration.environment.baseURL)")
         print("NetworkCore playground - \(source)\n")
 
         print("1. MovieService.nowPlaying(page: 1)")

@@ -170,6 +170,27 @@ struct PlaygroundBinaryTests {
         #expect(run.errors.isEmpty)
     }
 
+    @Test("--record writes a HAR archive without the key; --replay answers from it with no server")
+    func recordAndReplay() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("playground-\(UUID().uuidString).har")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let recorded = try await PlaygroundRun.run(["details", "--id", "550", "--record", file.path])
+        #expect(recorded.status == 0)
+        #expect(recorded.errors.contains("recorded 1 request to \(file.path)"))
+        let archive = try String(contentsOf: file, encoding: .utf8)
+        #expect(archive.contains("\"version\" : \"1.2\""))
+        #expect(!archive.contains(OfflineTMDB.apiKey))
+        let replayed = try await PlaygroundRun.run(["details", "--id", "550", "--replay", file.path])
+        #expect(replayed.status == 0)
+        #expect(replayed.output == recorded.output)
+        let missing = try await PlaygroundRun.run(["details", "--id", "278", "--replay", file.path])
+        #expect(missing.status == 1)
+        #expect(missing.errors.contains("no recorded entry for GET https://api.themoviedb.org/3/movie/278"))
+        let absent = try await PlaygroundRun.run(["--replay", "/nonexistent/x.har"])
+        #expect(absent.status == 2)
+        #expect(absent.errors.hasPrefix("error: --replay cannot use /nonexistent/x.har: there is no such file"))
+    }
+
     @Test("help prints the usage and exits 0")
     func help() async throws {
         let run = try await PlaygroundRun.run(["--help"])
@@ -199,7 +220,8 @@ struct PlaygroundBinaryTests {
         let server = try LoopbackServer { _ in .json("{}") }
         let closedPort = server.baseURL
         server.stop()
-        let run = try await PlaygroundRun.run(["popular", "--base-url", closedPort], environment: ["TMDB_API_KEY": "k"])
+        let run = try await PlaygroundRun.run(
+            ["popular", "--base-url", closedPort], environment: ["TMDB_API_KEY": "k"])
         #expect(run.status == 1)
         #expect(run.errors.hasPrefix("error: The request failed:"))
         #expect(run.errors.split(separator: "\n").count == 1)

@@ -231,6 +231,7 @@ struct AuthenticationTests {
         #expect(await rig.interceptor.currentCredential == server.validToken)
         #expect(rig.pool.activeTasks.isEmpty)
         #expect(logger.count(.retrying) == 100)
+        #expect(logger.count(.credentialRefreshed) == 1)
         #expect(logger.count(.finished) == 120)
     }
 
@@ -306,7 +307,8 @@ struct AuthenticationTests {
         for _ in 0..<2_000 where !server.refreshStarted { try await Task.sleep(nanoseconds: 1_000_000) }
         #expect(server.refreshStarted)
         let ended = Locked<(at: Date, error: NetworkError?)?>(nil)
-        rig.pool.send(rig.endpoint(7), id: "waiting") { result in ended.withLock { $0 = (Date(), result.failureValue) } }
+        rig.pool.send(rig.endpoint(7), id: "waiting") { result in ended.withLock { $0 = (Date(), result.failureValue) }
+        }
         #expect(await eventually { rig.pool.task(id: "waiting")?.phase == .waitingForCredential })
         let task = try #require(rig.pool.task(id: "waiting"))
         let cancelledAt = Date()

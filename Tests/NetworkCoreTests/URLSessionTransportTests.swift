@@ -62,12 +62,20 @@ struct URLSessionTransportTests {
     func countsBytes() async throws {
         let chunks = Locked<[Int]>([])
         let request = try TestEndpoint().urlRequest()
-        let context = TransportContext(taskID: "t") { bytes in chunks.withLock { $0.append(bytes) } }
+        let responses = Counter()
+        let context = TransportContext(taskID: "t") { progress in
+            switch progress {
+            case .bytes(let count): chunks.withLock { $0.append(count) }
+            case .response: responses.increment()
+            case .redirect: Issue.record("no redirect expected")
+            }
+        }
         let (body, response) = try await transport().send(request, context: context)
         #expect(response.statusCode == 200)
         let counted = chunks.withLock { $0 }
         #expect(counted.reduce(0, +) == body.count)
         #expect(counted.count >= 1)
+        #expect(responses.count == 1)
     }
 
     @Test("the pool validates statuses from the session")

@@ -17,6 +17,9 @@ public enum AuthEndpoint: Endpoint, Hashable {
     /// `https://api.themoviedb.org/3`.
     public var baseURL: String { TMDBEnvironment.production.baseURL }
 
+    /// `"AuthService"`, as shown in the pool's task table.
+    public var service: String { "AuthService" }
+
     /// The path below the base URL.
     public var path: String {
         switch self {

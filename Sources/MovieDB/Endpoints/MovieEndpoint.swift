@@ -26,6 +26,9 @@ public enum MovieEndpoint: Endpoint, Hashable {
     /// `https://api.themoviedb.org/3`.
     public var baseURL: String { TMDBEnvironment.production.baseURL }
 
+    /// `"MovieService"`, as shown in the pool's task table.
+    public var service: String { "MovieService" }
+
     /// The path below the base URL.
     public var path: String {
         switch self {

@@ -45,6 +45,8 @@ public protocol Endpoint: Sendable {
     var interceptors: [any RequestInterceptor] { get }
     /// Whether credentials are applied and renewed for this endpoint; `false` for calls such as login. Default `true`.
     var requiresAuthentication: Bool { get }
+    /// The service its calls belong to, shown in the pool's task table; by default the endpoint type's name.
+    var service: String { get }
 }
 
 extension Endpoint {
@@ -64,4 +66,6 @@ extension Endpoint {
     public var interceptors: [any RequestInterceptor] { [] }
     /// `true`.
     public var requiresAuthentication: Bool { true }
+    /// The endpoint type's name, e.g. `"MovieEndpoint"`.
+    public var service: String { String(describing: Self.self) }
 }

@@ -49,6 +49,8 @@ public struct ModifiedEndpoint<Base: Endpoint>: Endpoint {
     public var interceptors: [any RequestInterceptor] { base.interceptors }
     /// Whether the base endpoint requires authentication.
     public var requiresAuthentication: Bool { base.requiresAuthentication }
+    /// The base endpoint's service.
+    public var service: String { base.service }
 
     /// The same endpoint sent to another base URL.
     public func with(baseURL: String) -> ModifiedEndpoint<Base> {

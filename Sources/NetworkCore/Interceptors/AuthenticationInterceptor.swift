@@ -69,7 +69,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestInterceptor {
         } else if let current = self.credential {
             if authenticator.isExpired(current) {
                 context.markWaitingForCredential()
-                credential = try await refresh().get()
+                credential = try await refresh(for: context).get()
             } else {
                 credential = current
             }
@@ -102,7 +102,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestInterceptor {
             return .retry(after: 0)
         }
         context.markWaitingForCredential()
-        return decision(await refresh())
+        return decision(await refresh(for: context))
     }
 
     private func decision(_ result: Result<A.Credential, NetworkError>) -> RetryDecision {
@@ -113,7 +113,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestInterceptor {
     }
 
     /// Starts a renewal unless one runs, and waits for it.
-    private func refresh() async -> Result<A.Credential, NetworkError> {
+    private func refresh(for context: AttemptContext) async -> Result<A.Credential, NetworkError> {
         if let refreshTask { return await result(of: refreshTask) }
         let now = MonotonicClock.now()
         let window = UInt64(refreshWindow * 1_000_000_000)
@@ -136,6 +136,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestInterceptor {
         case .success(let renewed):
             credential = renewed
             lastFailure = nil
+            context.markCredentialRefreshed()
         case .failure(let error):
             credential = nil
             if case .authenticationFailed(let failure) = error { lastFailure = failure }

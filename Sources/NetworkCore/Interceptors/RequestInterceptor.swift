@@ -69,13 +69,16 @@ public struct AttemptContext: Sendable {
     /// Seconds left before the task's deadline, or `nil` when it has none.
     public let remaining: TimeInterval?
     private let onWaitingForCredential: @Sendable () -> Void
+    private let onCredentialRefreshed: @Sendable () -> Void
 
     /// Creates a context; the pool does this for every attempt.
     public init(
         taskID: String, attempt: Int, method: HTTPMethod, requiresAuthentication: Bool = true,
         elapsed: TimeInterval = 0,
-        remaining: TimeInterval? = nil, onWaitingForCredential: @escaping @Sendable () -> Void = {}
+        remaining: TimeInterval? = nil, onWaitingForCredential: @escaping @Sendable () -> Void = {},
+        onCredentialRefreshed: @escaping @Sendable () -> Void = {}
     ) {
+        self.onCredentialRefreshed = onCredentialRefreshed
         self.taskID = taskID
         self.attempt = attempt
         self.method = method
@@ -87,4 +90,7 @@ public struct AttemptContext: Sendable {
 
     /// Tells the pool the attempt is waiting for a credential, so the task table says so.
     public func markWaitingForCredential() { onWaitingForCredential() }
+
+    /// Tells the pool this attempt renewed the credential, so the log says so.
+    public func markCredentialRefreshed() { onCredentialRefreshed() }
 }

@@ -4,8 +4,9 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The data delegate of a ``URLSessionTransport``'s session: collects each task's body,
-/// counts its bytes, and completes its continuation exactly once.
+/// The data delegate of a ``URLSessionTransport``'s session: collects each task's body, reports
+/// its first byte, body bytes and redirects to the task's context, and completes it exactly once.
+/// It counts bytes itself because FoundationNetworking never updates a data task's progress.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked Sendable: all mutable state is in `tasks`, a `Locked`.
     typealias Completion = @Sendable (Result<(Data, HTTPURLResponse), any Error>) -> Void
@@ -13,37 +14,51 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     private struct Entry {
         var body = Data()
         var response: HTTPURLResponse?
-        let onBytes: @Sendable (Int) -> Void
+        let context: TransportContext
         let completion: Completion
     }
 
     private let tasks = Locked<[Int: Entry]>([:])
 
-    func register(_ task: URLSessionTask, onBytes: @escaping @Sendable (Int) -> Void, completion: @escaping Completion)
-    {
-        tasks.withLock { $0[task.taskIdentifier] = Entry(onBytes: onBytes, completion: completion) }
+    func register(_ task: URLSessionTask, context: TransportContext, completion: @escaping Completion) {
+        tasks.withLock { $0[task.taskIdentifier] = Entry(context: context, completion: completion) }
+    }
+
+    private func context(of task: URLSessionTask) -> TransportContext? {
+        tasks.withLock { $0[task.taskIdentifier]?.context }
     }
 
     func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        tasks.withLock { tasks in
-            tasks[dataTask.taskIdentifier]?.response = response as? HTTPURLResponse
-            tasks[dataTask.taskIdentifier]?.body = Data()
+        let context = tasks.withLock { tasks -> TransportContext? in
+            let id = dataTask.taskIdentifier
+            tasks[id]?.response = response as? HTTPURLResponse
+            tasks[id]?.body = Data()
             if response.expectedContentLength > 0, response.expectedContentLength < 64 << 20 {
-                tasks[dataTask.taskIdentifier]?.body.reserveCapacity(Int(response.expectedContentLength))
+                tasks[id]?.body.reserveCapacity(Int(response.expectedContentLength))
             }
+            return tasks[id]?.context
         }
+        context?.didReceiveResponse()
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let onBytes = tasks.withLock { tasks -> (@Sendable (Int) -> Void)? in
+        let context = tasks.withLock { tasks -> TransportContext? in
             tasks[dataTask.taskIdentifier]?.body.append(data)
-            return tasks[dataTask.taskIdentifier]?.onBytes
+            return tasks[dataTask.taskIdentifier]?.context
         }
-        onBytes?(data.count)
+        context?.didReceive(bytes: data.count)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        context(of: task)?.didRedirect(statusCode: response.statusCode, to: request.url)
+        completionHandler(request)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -1,17 +1,11 @@
 import Foundation
 
-/// Receives the events of every task a pool runs: started, finished, failed, cancelled.
+/// Receives the events of every task a pool runs.
 ///
 /// It is not called `Logger` so that it can sit beside swift-log's and OSLog's `Logger`
-/// without qualification. Forwarding to either takes a few lines:
-/// ```swift
-/// struct SwiftLogForwarder: NetworkLogger {
-///     let logger: Logging.Logger
-///     func log(_ event: TaskEvent) { logger.info("\(ConsoleLogger.format(event))") }
-/// }
-/// ```
-/// Events arrive on whatever thread the pool is running on; a logger must be quick and thread-safe.
-/// URLs in events are already redacted.
+/// without qualification; `Docs/Debugging.md` forwards events to either in a few lines.
+/// Events arrive on whatever thread the pool is running on; a logger must be quick and
+/// thread-safe. URLs in events are already redacted.
 public protocol NetworkLogger: Sendable {
     /// Records one event.
     func log(_ event: TaskEvent)
@@ -21,16 +15,37 @@ public protocol NetworkLogger: Sendable {
 public struct TaskEvent: Sendable {
     /// What happened.
     public enum Kind: String, Sendable, CaseIterable {
-        /// The task was registered and its request is being sent.
+        /// The task was registered and its request is being prepared.
         case started
+        /// The server redirected; ``TaskEvent/redirectURL`` says where.
+        case redirected
         /// An attempt failed and the task will be sent again after ``TaskEvent/delay``; ``TaskEvent/error`` says why.
         case retrying
+        /// The credential was renewed while this task waited for it.
+        case credentialRefreshed
+        /// Nothing was received for the pool's stall threshold; ``TaskEvent/snapshot`` is the task's row. Once per task.
+        case stalled
         /// The server answered and the response was accepted.
         case finished
         /// The task ended with an error other than cancellation.
         case failed
         /// The task was cancelled.
         case cancelled
+    }
+
+    /// How much an event matters.
+    public enum Level: Int, Sendable, Comparable, CaseIterable {
+        /// Started, redirected.
+        case debug
+        /// Finished, cancelled, credential renewed.
+        case info
+        /// Retrying, stalled.
+        case warning
+        /// Failed.
+        case error
+
+        /// Orders levels from debug to error.
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
     /// What happened.
@@ -55,12 +70,16 @@ public struct TaskEvent: Sendable {
     public let error: NetworkError?
     /// Seconds until the next attempt, for ``Kind/retrying``.
     public let delay: TimeInterval?
+    /// Where the server redirected to, credentials redacted, for ``Kind/redirected``.
+    public let redirectURL: String?
+    /// The task's row, for ``Kind/stalled``.
+    public let snapshot: TaskSnapshot?
 
     /// Creates an event; pools do this for you.
     public init(
         kind: Kind, taskID: String, method: String, url: String, attempt: Int, date: Date = Date(),
         duration: TimeInterval? = nil, statusCode: Int? = nil, bytesReceived: Int = 0, error: NetworkError? = nil,
-        delay: TimeInterval? = nil
+        delay: TimeInterval? = nil, redirectURL: String? = nil, snapshot: TaskSnapshot? = nil
     ) {
         self.kind = kind
         self.taskID = taskID
@@ -73,6 +92,19 @@ public struct TaskEvent: Sendable {
         self.bytesReceived = bytesReceived
         self.error = error
         self.delay = delay
+        self.redirectURL = redirectURL
+        self.snapshot = snapshot
+    }
+
+    /// The event's level: debug for started and redirected; info for finished, cancelled and
+    /// credential renewals; warning for retries and stalls; error for failures.
+    public var level: Level {
+        switch kind {
+        case .started, .redirected: .debug
+        case .finished, .cancelled, .credentialRefreshed: .info
+        case .retrying, .stalled: .warning
+        case .failed: .error
+        }
     }
 }
 
@@ -80,20 +112,26 @@ public struct TaskEvent: Sendable {
 ///
 /// ```
 /// [NetworkCore] started   GET https://api.themoviedb.org/3/movie/now_playing?api_key=<redacted>&page=1 id=movies.nowPlaying.page=1
-/// [NetworkCore] finished  200 5120 B 84 ms id=movies.nowPlaying.page=1
+/// [NetworkCore] retrying  503 0 B 12 ms attempt 2 retry in 480 ms id=movies.nowPlaying.page=1 error: …
+/// [NetworkCore] finished  200 5120 B 84 ms attempt 2 id=movies.nowPlaying.page=1
 /// ```
 public struct ConsoleLogger: NetworkLogger {
+    /// Events below this level are not written.
+    public let minimumLevel: TaskEvent.Level
     private let write: @Sendable (String) -> Void
 
-    /// Creates a logger that writes each line with `write`; by default to standard error.
+    /// Creates a logger that writes each line at `minimumLevel` and above with `write`; by default to standard error.
     public init(
+        minimumLevel: TaskEvent.Level = .debug,
         write: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
     ) {
+        self.minimumLevel = minimumLevel
         self.write = write
     }
 
     /// Writes the event as one line.
     public func log(_ event: TaskEvent) {
+        guard event.level >= minimumLevel else { return }
         write(Self.format(event))
     }
 
@@ -101,9 +139,19 @@ public struct ConsoleLogger: NetworkLogger {
     public static func format(_ event: TaskEvent) -> String {
         let kind = event.kind.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)
         var fields = ["[NetworkCore]", kind]
-        if event.kind == .started {
+        switch event.kind {
+        case .started:
             fields.append("\(event.method) \(event.url)")
-        } else {
+        case .redirected:
+            if let status = event.statusCode { fields.append(String(status)) }
+            fields.append("to \(event.redirectURL ?? "-")")
+        case .stalled:
+            if let snapshot = event.snapshot {
+                fields.append(
+                    "nothing received for \(Int((snapshot.elapsed * 1000).rounded())) ms while \(snapshot.phase):")
+                fields.append("\(snapshot.method) \(snapshot.url) \(snapshot.bytesReceived) B")
+            }
+        default:
             if let status = event.statusCode { fields.append(String(status)) }
             fields.append("\(event.bytesReceived) B")
             if let duration = event.duration { fields.append("\(Int((duration * 1000).rounded())) ms") }

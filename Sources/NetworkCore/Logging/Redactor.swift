@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// Hides credentials in URLs and headers before anything is printed or logged.
 ///
 /// A name is sensitive when it is in ``sensitiveNames`` or contains `token`, `password`,
@@ -58,6 +62,99 @@ public struct Redactor: Sendable {
     public func redact(headers: [String: String]) -> [String: String] {
         headers.reduce(into: [:]) { result, header in
             result[header.key] = isSensitive(header.key) ? Self.placeholder : header.value
+        }
+    }
+
+    /// A body as text with sensitive fields hidden: JSON objects (at any depth) and form bodies are
+    /// redacted field by field; other text is kept; bytes that are not UTF-8 are summarised.
+    /// A body with nothing to hide is returned exactly as it was.
+    public func redact(body: Data, contentType: String?) -> String {
+        guard let text = String(data: body, encoding: .utf8) else { return "<\(body.count) bytes>" }
+        let type = contentType?.lowercased() ?? ""
+        if type.contains("json") || body.first.map({ $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "[") }) == true,
+            let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])
+        {
+            var changed = false
+            let redacted = redact(json: object, changed: &changed)
+            guard changed, let data = try? JSONSerialization.data(withJSONObject: redacted, options: [.sortedKeys])
+            else { return text }
+            return String(decoding: data, as: UTF8.self)
+        }
+        if type.contains("x-www-form-urlencoded") {
+            return String(redact("?" + text).dropFirst())
+        }
+        return text
+    }
+
+    /// The secret values a request carries: sensitive query items, headers (a `Bearer` token on its
+    /// own too) and JSON or form fields. Values shorter than 4 characters are left out.
+    public func secrets(in request: URLRequest) -> Set<String> {
+        var found = Set<String>()
+        found.formUnion(sensitiveValues(in: URLParts(request.url?.absoluteString ?? "")))
+        for (name, value) in request.allHTTPHeaderFields ?? [:] where isSensitive(name) {
+            found.insert(value)
+            if let space = value.firstIndex(of: " ") { found.insert(String(value[value.index(after: space)...])) }
+        }
+        if let body = request.httpBody {
+            if let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) {
+                collectSecrets(in: object, into: &found)
+            } else if let text = String(data: body, encoding: .utf8), text.contains("=") {
+                found.formUnion(sensitiveValues(in: URLParts("?" + text)))
+            }
+        }
+        return found.filter { $0.count >= 4 && $0 != Self.placeholder }
+    }
+
+    /// The values of sensitive `name=value` pairs, as written and percent-decoded.
+    private func sensitiveValues(in parts: URLParts) -> Set<String> {
+        var values = Set<String>()
+        for pair in parts.pairs where isSensitive(pair.name) {
+            let raw = pair.rawPair.split(separator: "=", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
+            values.insert(raw)
+            values.insert(raw.removingPercentEncoding ?? raw)
+        }
+        return values
+    }
+
+    /// The text with every occurrence of the given secret values replaced by the placeholder.
+    public func scrub(_ text: String, secrets: Set<String>) -> String {
+        // Longest first, so a value that contains another is replaced whole.
+        secrets.sorted { $0.count > $1.count }.reduce(text) { text, secret in
+            text.replacingOccurrences(of: secret, with: Self.placeholder)
+        }
+    }
+
+    private func collectSecrets(in json: Any, into found: inout Set<String>) {
+        switch json {
+        case let object as [String: Any]:
+            for (key, value) in object {
+                if isSensitive(key), let text = value as? String { found.insert(text) }
+                collectSecrets(in: value, into: &found)
+            }
+        case let array as [Any]:
+            for item in array { collectSecrets(in: item, into: &found) }
+        default:
+            break
+        }
+    }
+
+    private func redact(json: Any, changed: inout Bool) -> Any {
+        switch json {
+        case let object as [String: Any]:
+            var copy: [String: Any] = [:]
+            for (key, value) in object {
+                if isSensitive(key) {
+                    copy[key] = Self.placeholder
+                    changed = true
+                } else {
+                    copy[key] = redact(json: value, changed: &changed)
+                }
+            }
+            return copy
+        case let array as [Any]:
+            return array.map { redact(json: $0, changed: &changed) }
+        default:
+            return json
         }
     }
 

@@ -56,6 +56,15 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         var attempts = 1
         var phase = Phase.preparing
         var watchdog: Task<Void, Never>?
+        var stallMonitor: Task<Void, Never>?
+        var stallReported = false
+        var lastProgress: UInt64 = 0
+        var started: UInt64?
+        var firstByte: UInt64?
+        var attemptStart: UInt64 = 0
+        var attemptFirstByte: UInt64?
+        var attemptBytes = 0
+        var attemptTimings: [TaskTimings.Attempt] = []
         var bytesReceived = 0
         var endDate: Date?
         var endTime: UInt64?
@@ -70,14 +79,17 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     public let request: URLRequest
     /// When the task started.
     public let startDate: Date
+    /// The service that started it (the endpoint's ``Endpoint/service``).
+    public let service: String
 
     let sequence: UInt64
     let startTime: UInt64
     let lock: Lock
     var storage = Storage()  // guarded by `lock`
 
-    init(id: String, request: URLRequest, sequence: UInt64, lock: Lock) {
+    init(id: String, request: URLRequest, service: String, sequence: UInt64, lock: Lock) {
         self.id = id
+        self.service = service
         self.request = request
         self.sequence = sequence
         self.lock = lock
@@ -133,6 +145,28 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
 
     /// The request method.
     public var method: String { request.httpMethod ?? "GET" }
+
+    /// When each step happened, measured by the pool: queued, started, first byte, finished, each attempt.
+    public var timings: TaskTimings {
+        lock.withLock {
+            TaskTimings(
+                queuedAt: startDate, started: storage.started.map(offset), firstByte: storage.firstByte.map(offset),
+                finished: storage.endTime.map(offset), attempts: storage.attemptTimings)
+        }
+    }
+
+    /// The task as a row of data: id, service, method, redacted URL, phase, attempt, elapsed, bytes.
+    public var snapshot: TaskSnapshot {
+        let (phase, attempts, bytes) = lock.withLock {
+            (storage.outcome == nil ? storage.phase : .ended, storage.attempts, storage.bytesReceived)
+        }
+        return TaskSnapshot(
+            id: id, service: service, method: method, url: Redactor.default.redact(request.url),
+            phase: phase.description, attempt: attempts, elapsed: elapsed, bytesReceived: bytes, startDate: startDate)
+    }
+
+    /// Seconds from the task's start to a monotonic time.
+    func offset(_ time: UInt64) -> TimeInterval { MonotonicClock.seconds(from: startTime, to: time) }
 
     /// Whether `request` is the same call as this task's: same method, URL and body.
     func isSameCall(as other: URLRequest) -> Bool {

@@ -1,22 +1,18 @@
 import Foundation
 
 extension TaskPool: CustomDebugStringConvertible {
+    /// The running tasks as data, oldest first: one ``TaskSnapshot`` per row of ``debugDescription``.
+    public var activeTaskSnapshots: [TaskSnapshot] { activeTasks.map(\.snapshot) }
+
     /// The running tasks as a table, oldest first, credentials redacted:
     /// ```
-    /// id                        method  url                                        state    attempt  elapsed ms
-    /// movies.nowPlaying.page=1  GET     https://api.themoviedb.org/3/movie/now_…   sending  1        42
+    /// id                        service       method  url                                      state    attempt  elapsed ms  bytes
+    /// movies.nowPlaying.page=1  MovieService  GET     https://api.themoviedb.org/3/movie/now…  sending  1        42          0
     /// ```
     public var debugDescription: String {
-        let tasks = activeTasks
-        guard !tasks.isEmpty else { return "TaskPool: no active tasks" }
-        let header = ["id", "method", "url", "state", "attempt", "elapsed ms"]
-        let rows = tasks.map { task in
-            [
-                task.id, task.method, Redactor.default.redact(task.request.url), task.phase.description,
-                String(task.attempts), String(Int((task.elapsed * 1000).rounded())),
-            ]
-        }
-        return TextTable.render(header: header, rows: rows)
+        let rows = activeTaskSnapshots
+        guard !rows.isEmpty else { return "TaskPool: no active tasks" }
+        return TextTable.render(header: TaskSnapshot.header, rows: rows.map(\.cells))
     }
 }
 

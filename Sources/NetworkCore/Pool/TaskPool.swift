@@ -43,6 +43,9 @@ public final class TaskPool: @unchecked Sendable {
         public var interceptors: [any RequestInterceptor]
         /// The most attempts any task makes, whatever its interceptors decide: a guard against loops.
         public var maximumAttempts: Int
+        /// Seconds without a byte, while sending or receiving, after which a task is reported once
+        /// as ``TaskEvent/Kind/stalled`` with its row; `nil` (the default) turns the detector off.
+        public var stallThreshold: TimeInterval?
 
         /// `Accept: application/json` and `User-Agent: NetworkCore/<version>`.
         public static let standardHeaders = [
@@ -61,7 +64,8 @@ public final class TaskPool: @unchecked Sendable {
             requestTimeout: TimeInterval = 60,
             resourceTimeout: TimeInterval? = nil,
             interceptors: [any RequestInterceptor] = [],
-            maximumAttempts: Int = 10
+            maximumAttempts: Int = 10,
+            stallThreshold: TimeInterval? = nil
         ) {
             self.transport = transport
             self.defaultHeaders = defaultHeaders
@@ -73,6 +77,7 @@ public final class TaskPool: @unchecked Sendable {
             self.resourceTimeout = resourceTimeout
             self.interceptors = interceptors
             self.maximumAttempts = maximumAttempts
+            self.stallThreshold = stallThreshold
         }
     }
 
@@ -172,7 +177,7 @@ public final class TaskPool: @unchecked Sendable {
                 }
             }
             sequence += 1
-            let task = DataTask(id: taskID, request: request, sequence: sequence, lock: lock)
+            let task = DataTask(id: taskID, request: request, service: endpoint.service, sequence: sequence, lock: lock)
             active[taskID] = task
             return (task, true)
         }
@@ -194,15 +199,39 @@ public final class TaskPool: @unchecked Sendable {
                 if !Task.isCancelled { settle(task, with: .failure(.deadlineExceeded(seconds: seconds))) }
             }
         }
+        let stallMonitor = configuration.stallThreshold.map { threshold in
+            Task { [self] in await watchForStall(of: task, threshold: threshold) }
+        }
         let alreadyEnded = lock.withLock {
             guard task.storage.outcome == nil else { return true }
             task.storage.runner = runner
             task.storage.watchdog = watchdog
+            task.storage.stallMonitor = stallMonitor
             return false
         }
         if alreadyEnded {
             runner.cancel()
             watchdog?.cancel()
+            stallMonitor?.cancel()
+        }
+    }
+
+    /// Reports the task once if, while sending or receiving, nothing arrives for `threshold` seconds.
+    private func watchForStall(of task: DataTask, threshold: TimeInterval) async {
+        let limit = UInt64(threshold * 1_000_000_000)
+        while !Task.isCancelled {
+            let (idle, watching) = lock.withLock { () -> (UInt64, Bool) in
+                let phase = task.storage.phase
+                let active = task.storage.outcome == nil && (phase == .sending || phase == .receiving)
+                return (MonotonicClock.now() &- task.storage.lastProgress, active)
+            }
+            if watching, idle >= limit {
+                lock.withLock { task.storage.stallReported = true }
+                log(.stalled, task, snapshot: task.snapshot)
+                return
+            }
+            let wait = watching ? limit - idle : limit
+            do { try await Task.sleep(nanoseconds: max(wait, 1_000_000)) } catch { return }
         }
     }
 
@@ -218,8 +247,9 @@ public final class TaskPool: @unchecked Sendable {
             let context = AttemptContext(
                 taskID: task.id, attempt: attempt, method: method,
                 requiresAuthentication: endpoint.requiresAuthentication,
-                elapsed: elapsed, remaining: deadline.map { $0 - elapsed }
-            ) { [self] in setPhase(.waitingForCredential, of: task) }
+                elapsed: elapsed, remaining: deadline.map { $0 - elapsed },
+                onWaitingForCredential: { [self] in setPhase(.waitingForCredential, of: task) },
+                onCredentialRefreshed: { [self] in log(.credentialRefreshed, task) })
             setPhase(.preparing, of: task)
             var request = task.request
             do {
@@ -265,26 +295,80 @@ public final class TaskPool: @unchecked Sendable {
         }
     }
 
-    /// One attempt: sends the request and validates the answer.
+    /// One attempt: sends the request, times it, and validates the answer.
     private func send(_ request: URLRequest, for task: DataTask, endpoint: some Endpoint) async -> DataTask.Outcome {
-        let context = TransportContext(taskID: task.id, endpoint: endpoint) { [lock] bytes in
-            lock.withLock {
-                task.storage.bytesReceived += bytes
-                task.storage.phase = .receiving
-            }
+        let context = TransportContext(taskID: task.id, endpoint: endpoint) { [self] progress in
+            record(progress, of: task)
         }
-        setPhase(.sending, of: task)
-        let start = MonotonicClock.now()
+        let number = lock.withLock { () -> Int in
+            let now = MonotonicClock.now()
+            task.storage.started = task.storage.started ?? now
+            task.storage.attemptStart = now
+            task.storage.attemptFirstByte = nil
+            task.storage.attemptBytes = 0
+            task.storage.lastProgress = now
+            task.storage.phase = .sending
+            return task.storage.attempts
+        }
+        let bytesSent = request.httpBody?.count ?? 0
         do {
             let (body, httpResponse) = try await configuration.transport.send(request, context: context)
+            let timing = finishAttempt(
+                number, of: task, bytesSent: bytesSent, received: body.count, status: httpResponse.statusCode)
             let response = Response(
-                request: request, httpResponse: httpResponse, body: body,
-                duration: MonotonicClock.seconds(from: start, to: MonotonicClock.now()),
-                statusReader: configuration.statusReader)
-            lock.withLock { task.storage.bytesReceived = max(task.storage.bytesReceived, body.count) }
+                request: request, httpResponse: httpResponse, body: body, duration: timing.duration,
+                statusReader: configuration.statusReader, timing: timing)
             return validate(response)
         } catch {
+            finishAttempt(number, of: task, bytesSent: bytesSent, received: nil, status: nil)
             return .failure(NetworkError.from(error, timeout: request.timeoutInterval))
+        }
+    }
+
+    /// Records what the transport reported: first byte, body bytes, redirects.
+    private func record(_ progress: TransportContext.Progress, of task: DataTask) {
+        switch progress {
+        case .response:
+            lock.withLock {
+                let now = MonotonicClock.now()
+                task.storage.firstByte = task.storage.firstByte ?? now
+                task.storage.attemptFirstByte = task.storage.attemptFirstByte ?? now
+                task.storage.lastProgress = now
+            }
+        case .bytes(let count):
+            lock.withLock {
+                let now = MonotonicClock.now()
+                task.storage.firstByte = task.storage.firstByte ?? now
+                task.storage.attemptFirstByte = task.storage.attemptFirstByte ?? now
+                task.storage.bytesReceived += count
+                task.storage.attemptBytes += count
+                task.storage.lastProgress = now
+                task.storage.phase = .receiving
+            }
+        case .redirect(let status, let url):
+            lock.withLock { task.storage.lastProgress = MonotonicClock.now() }
+            log(.redirected, task, statusCode: status, redirectURL: Redactor.default.redact(url))
+        }
+    }
+
+    /// Closes the attempt's timing; `received` is the body size when the transport returned one.
+    @discardableResult
+    private func finishAttempt(
+        _ number: Int, of task: DataTask, bytesSent: Int, received: Int?, status: Int?
+    )
+        -> TaskTimings.Attempt
+    {
+        lock.withLock {
+            let bytes = max(task.storage.attemptBytes, received ?? 0)
+            // Transports that report no progress still count what they returned.
+            task.storage.bytesReceived += bytes - task.storage.attemptBytes
+            task.storage.attemptBytes = bytes
+            let timing = TaskTimings.Attempt(
+                number: number, start: task.offset(task.storage.attemptStart),
+                firstByte: task.storage.attemptFirstByte.map(task.offset), end: task.offset(MonotonicClock.now()),
+                bytesSent: bytesSent, bytesReceived: bytes, statusCode: status)
+            task.storage.attemptTimings.append(timing)
+            return timing
         }
     }
 
@@ -309,7 +393,7 @@ public final class TaskPool: @unchecked Sendable {
     @discardableResult
     func settle(_ task: DataTask, with outcome: DataTask.Outcome) -> Bool {
         let ended = lock.withLock {
-            () -> (waiters: [DataTask.Waiter], runner: Task<Void, Never>?, watchdog: Task<Void, Never>?)? in
+            () -> (waiters: [DataTask.Waiter], helpers: [Task<Void, Never>])? in
             guard task.storage.outcome == nil else { return nil }
             task.storage.outcome = outcome
             task.storage.endDate = Date()
@@ -319,8 +403,10 @@ public final class TaskPool: @unchecked Sendable {
                 task.storage.waiters = []
                 task.storage.runner = nil
                 task.storage.watchdog = nil
+                task.storage.stallMonitor = nil
             }
-            return (task.storage.waiters, task.storage.runner, task.storage.watchdog)
+            let helpers = [task.storage.runner, task.storage.watchdog, task.storage.stallMonitor].compactMap { $0 }
+            return (task.storage.waiters, helpers)
         }
         guard let ended else { return false }
         switch outcome {
@@ -330,8 +416,7 @@ public final class TaskPool: @unchecked Sendable {
         }
         for waiter in ended.waiters { waiter.resume(outcome) }
         // Whoever ended the task (the runner itself, a cancel, the deadline), nothing of it keeps running.
-        ended.runner?.cancel()
-        ended.watchdog?.cancel()
+        for helper in ended.helpers { helper.cancel() }
         return true
     }
 
@@ -388,13 +473,14 @@ public final class TaskPool: @unchecked Sendable {
     }
 
     private func log(
-        _ kind: TaskEvent.Kind, _ task: DataTask, error retryError: NetworkError? = nil, delay: TimeInterval? = nil
+        _ kind: TaskEvent.Kind, _ task: DataTask, error retryError: NetworkError? = nil, delay: TimeInterval? = nil,
+        statusCode eventStatus: Int? = nil, redirectURL: String? = nil, snapshot: TaskSnapshot? = nil
     ) {
         guard let logger = configuration.logger else { return }
         let (bytes, attempts, outcome) = lock.withLock {
             (task.storage.bytesReceived, task.storage.attempts, task.storage.outcome)
         }
-        var statusCode = retryError?.statusCode
+        var statusCode = eventStatus ?? retryError?.statusCode
         var error = retryError
         switch outcome {
         case .success(let response): statusCode = response.statusCode
@@ -407,6 +493,7 @@ public final class TaskPool: @unchecked Sendable {
             TaskEvent(
                 kind: kind, taskID: task.id, method: task.method, url: Redactor.default.redact(task.request.url),
                 attempt: attempts, date: Date(), duration: kind == .started ? nil : task.elapsed,
-                statusCode: statusCode, bytesReceived: bytes, error: error, delay: delay))
+                statusCode: statusCode, bytesReceived: bytes, error: error, delay: delay, redirectURL: redirectURL,
+                snapshot: snapshot))
     }
 }

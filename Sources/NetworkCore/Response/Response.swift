@@ -17,6 +17,8 @@ public final class Response: @unchecked Sendable {  // immutable but for `status
     public let body: Data
     /// Seconds from sending the request to receiving the whole body.
     public let duration: TimeInterval
+    /// The attempt that produced this response: when it was sent, its first byte, its end, bytes each way.
+    public let timing: TaskTimings.Attempt?
 
     private let statusReader: any ServerStatusReader
     private let statusCache = Locked<ServerStatus??>(nil)
@@ -24,8 +26,9 @@ public final class Response: @unchecked Sendable {  // immutable but for `status
     /// Creates a response; the pool does this for you.
     public init(
         request: URLRequest, httpResponse: HTTPURLResponse, body: Data, duration: TimeInterval,
-        statusReader: any ServerStatusReader = JSONStatusReader()
+        statusReader: any ServerStatusReader = JSONStatusReader(), timing: TaskTimings.Attempt? = nil
     ) {
+        self.timing = timing
         self.request = request
         self.httpResponse = httpResponse
         self.body = body

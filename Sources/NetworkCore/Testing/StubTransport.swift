@@ -57,7 +57,8 @@ public struct StubTransport: Transport {
         else {
             throw URLError(.badURL)
         }
-        context.didReceive(bytes: stub.body.count)
+        context.didReceiveResponse()
+        if !stub.body.isEmpty { context.didReceive(bytes: stub.body.count) }
         return (stub.body, response)
     }
 }

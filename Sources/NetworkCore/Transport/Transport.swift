@@ -14,22 +14,39 @@ public protocol Transport: Sendable {
     func send(_ request: URLRequest, context: TransportContext) async throws -> (Data, HTTPURLResponse)
 }
 
-/// What a transport may want to know about the task it is sending for.
+/// What a transport may want to know about the task it is sending for, and how it reports progress.
 public struct TransportContext: Sendable {
+    /// What a transport reports while a request runs.
+    public enum Progress: Sendable {
+        /// The response's status and headers arrived: the first byte.
+        case response
+        /// This many more body bytes arrived.
+        case bytes(Int)
+        /// The server redirected, with this status, to this URL; the transport follows.
+        case redirect(statusCode: Int, to: URL?)
+    }
+
     /// The id of the task in its pool.
     public let taskID: String
     /// The endpoint the request was built from, for transports that answer from ``Endpoint/sampleData``.
     public let endpoint: (any Endpoint)?
-    private let onBytes: @Sendable (Int) -> Void
+    private let onProgress: @Sendable (Progress) -> Void
 
-    /// Creates a context; `onBytes` receives the size of each chunk of body bytes.
-    public init(taskID: String, endpoint: (any Endpoint)? = nil, onBytes: @escaping @Sendable (Int) -> Void = { _ in })
-    {
+    /// Creates a context; `onProgress` receives what the transport reports.
+    public init(
+        taskID: String, endpoint: (any Endpoint)? = nil, onProgress: @escaping @Sendable (Progress) -> Void = { _ in }
+    ) {
         self.taskID = taskID
         self.endpoint = endpoint
-        self.onBytes = onBytes
+        self.onProgress = onProgress
     }
 
+    /// Reports that the response's status and headers arrived.
+    public func didReceiveResponse() { onProgress(.response) }
+
     /// Reports that `bytes` more body bytes arrived.
-    public func didReceive(bytes: Int) { onBytes(bytes) }
+    public func didReceive(bytes: Int) { onProgress(.bytes(bytes)) }
+
+    /// Reports a redirect that the transport follows.
+    public func didRedirect(statusCode: Int, to url: URL?) { onProgress(.redirect(statusCode: statusCode, to: url)) }
 }

@@ -35,7 +35,7 @@ public final class URLSessionTransport: Transport {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let task = session.dataTask(with: request)
-                delegate.register(task, onBytes: context.didReceive(bytes:)) { continuation.resume(with: $0) }
+                delegate.register(task, context: context) { continuation.resume(with: $0) }
                 let cancelled = state.withLock { state in
                     state.task = task
                     return state.cancelled

@@ -1,0 +1,37 @@
+import Foundation
+
+/// One running task at one moment, as data: what the pool's table shows, row by row.
+///
+/// ```swift
+/// for row in pool.activeTaskSnapshots where row.elapsed > 5 { print("slow:", row.id, row.phase) }
+/// ```
+public struct TaskSnapshot: Hashable, Sendable, Codable {
+    /// The task's id.
+    public let id: String
+    /// The service that started it (``Endpoint/service``), e.g. `"MovieService"`.
+    public let service: String
+    /// The request method.
+    public let method: String
+    /// The request URL, credentials redacted.
+    public let url: String
+    /// What it is doing: `"sending"`, `"waiting for credential"`, `"backing off before attempt 2"`…
+    public let phase: String
+    /// The attempt, from 1.
+    public let attempt: Int
+    /// Seconds since it was queued.
+    public let elapsed: TimeInterval
+    /// Body bytes received so far, in this attempt and earlier ones.
+    public let bytesReceived: Int
+    /// When it was queued.
+    public let startDate: Date
+
+    /// The row as table cells: id, service, method, url, state, attempt, elapsed ms, bytes.
+    var cells: [String] {
+        [
+            id, service, method, url, phase, String(attempt), String(Int((elapsed * 1000).rounded())),
+            String(bytesReceived),
+        ]
+    }
+
+    static let header = ["id", "service", "method", "url", "state", "attempt", "elapsed ms", "bytes"]
+}

@@ -1,0 +1,178 @@
+import Foundation
+import LoopbackServer
+import Testing
+
+@testable import NetworkCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite("Observability: timings, stalls, events, snapshots")
+struct ObservabilityTests {
+    /// Every timing relation that must hold.
+    func checkMonotonic(_ timings: TaskTimings, sourceLocation: SourceLocation = #_sourceLocation) {
+        let started = timings.started ?? -1
+        #expect(started >= 0, sourceLocation: sourceLocation)
+        #expect((timings.firstByte ?? -1) >= started, sourceLocation: sourceLocation)
+        #expect((timings.finished ?? -1) >= (timings.firstByte ?? .infinity), sourceLocation: sourceLocation)
+        var previousEnd = 0.0
+        for attempt in timings.attempts {
+            #expect(attempt.start >= previousEnd, sourceLocation: sourceLocation)
+            #expect((attempt.firstByte ?? -1) >= attempt.start, sourceLocation: sourceLocation)
+            #expect(attempt.end >= (attempt.firstByte ?? .infinity), sourceLocation: sourceLocation)
+            previousEnd = attempt.end
+        }
+        #expect(
+            timings.attempts.reduce(0) { $0 + $1.duration } <= (timings.total ?? 0) + 1e-9,
+            sourceLocation: sourceLocation)
+    }
+
+    @Test("timings are monotonic and add up, across retries; bytes each way are counted")
+    func timingsWithRetries() async throws {
+        let script = Script.failing(2)
+        let pool = TaskPool(
+            configuration: .init(
+                transport: StubTransport(delay: 0.02) { request, _ in script.respond(request) },
+                interceptors: [fastRetry()]))
+        pool.send(TestEndpoint(method: .put, task: .bodyParameters(["name": "x"])), id: "t") { _ in }
+        let task = try #require(pool.task(id: "t"))
+        let response = try await pool.send(TestEndpoint(method: .put, task: .bodyParameters(["name": "x"])), id: "t")
+        let timings = task.timings
+        #expect(timings.attempts.map(\.number) == [1, 2, 3])
+        #expect(timings.attempts.map(\.statusCode) == [503, 503, 200])
+        #expect(timings.attempts.allSatisfy { $0.bytesSent == 12 })
+        #expect(timings.bytesSent == 36)
+        #expect(timings.bytesReceived == 2 + 2 + 12)
+        #expect(task.bytesReceived == timings.bytesReceived)
+        #expect(response.timing == timings.attempts.last)
+        #expect((response.timing?.duration ?? 0) >= 0.02)
+        #expect(timings.queuedAt == task.startDate)
+        checkMonotonic(timings)
+    }
+
+    @Test(
+        "timings over HTTP: httpbin's /delay/1 waits about a second for its first byte",
+        .enabled(if: HTTPBin.url != nil, "NETWORKCORE_HTTPBIN_URL is not set"))
+    func timingsHTTPBin() async throws {
+        let pool = TaskPool()
+        pool.send(HTTPBinEndpoint.delay(seconds: 1), id: "d") { _ in }
+        let task = try #require(pool.task(id: "d"))
+        let response = try await pool.send(HTTPBinEndpoint.delay(seconds: 1), id: "d")
+        checkMonotonic(task.timings)
+        let wait = try #require(response.timing?.timeToFirstByte)
+        #expect(wait >= 0.9)
+        #expect(task.timings.bytesReceived == response.body.count)
+    }
+
+    @Test("the stall detector reports a silent task once, with its row, and a fast one never")
+    func stallStub() async throws {
+        let logger = InMemoryLogger()
+        let pool = TaskPool(
+            configuration: .init(
+                transport: StubTransport { request, _ in
+                    if request.url!.path.hasSuffix("slow") { try await Task.sleep(nanoseconds: 1_500_000_000) }
+                    return .json("{}")
+                }, logger: logger, stallThreshold: 0.3))
+        _ = try await pool.send(TestEndpoint(path: "fast"), id: "fast")
+        _ = try await pool.send(TestEndpoint(path: "slow"), id: "slow")
+        let stalls = logger.events(.stalled)
+        #expect(stalls.count == 1)
+        #expect(stalls.first?.taskID == "slow")
+        let row = try #require(stalls.first?.snapshot)
+        #expect(row.id == "slow")
+        #expect(row.phase == "sending")
+        #expect(row.elapsed >= 0.3)
+        #expect(stalls.first?.level == .warning)
+    }
+
+    @Test(
+        "httpbin: /drip with a long delay stalls once; /get does not",
+        .enabled(if: HTTPBin.url != nil, "NETWORKCORE_HTTPBIN_URL is not set"))
+    func stallDrip() async throws {
+        let logger = InMemoryLogger()
+        let pool = TaskPool(configuration: .init(logger: logger, stallThreshold: 0.5))
+        _ = try await pool.send(HTTPBinEndpoint.get(["fast": true]), id: "fast")
+        _ = try await pool.send(DripEndpoint(), id: "drip")
+        #expect(logger.events(.stalled).map(\.taskID) == ["drip"])
+    }
+
+    @Test(
+        "httpbin: each redirect is an event naming where it went",
+        .enabled(if: HTTPBin.url != nil, "NETWORKCORE_HTTPBIN_URL is not set"))
+    func redirects() async throws {
+        let logger = InMemoryLogger()
+        let pool = TaskPool(configuration: .init(logger: logger))
+        _ = try await pool.send(HTTPBinEndpoint.redirect(times: 2))
+        let redirects = logger.events(.redirected)
+        #expect(redirects.count == 2)
+        #expect(redirects.allSatisfy { $0.statusCode == 302 && $0.level == .debug })
+        #expect(redirects.last?.redirectURL?.hasSuffix("/get") == true)
+    }
+
+    @Test("snapshots are the table's rows as data, with the service that started each task")
+    func snapshots() async throws {
+        let pool = TaskPool.stubbed(delay: 10)
+        pool.send(TestEndpoint(task: .urlParameters(["token": "SECRET"])), id: "one") { _ in }
+        pool.send(ServiceEndpoint(), id: "two") { _ in }
+        #expect(await eventually { pool.activeTasks.allSatisfy { $0.phase == .sending } })
+        let rows = pool.activeTaskSnapshots
+        #expect(rows.map(\.id) == ["one", "two"])
+        #expect(rows.map(\.service) == ["TestEndpoint", "Catalog"])
+        #expect(rows[0].url == "https://api.example.com/v1/items?token=<redacted>")
+        #expect(rows.allSatisfy { $0.phase == "sending" && $0.attempt == 1 && $0.bytesReceived == 0 })
+        let table = pool.debugDescription.split(separator: "\n")
+        #expect(table[0].hasPrefix("id   service"))
+        #expect(table[2].contains("Catalog"))
+        let data = try JSONEncoder().encode(rows)
+        #expect(try JSONDecoder().decode([TaskSnapshot].self, from: data) == rows)
+        pool.cancelAll()
+    }
+
+    @Test("levels: a console logger at .warning writes only retries, stalls and failures")
+    func levels() async throws {
+        let lines = Locked<[String]>([])
+        let pool = TaskPool(
+            configuration: .init(
+                transport: StubTransport { request, _ in
+                    request.url!.path.hasSuffix("bad") ? .json("{}", statusCode: 404) : .json("{}")
+                }, logger: ConsoleLogger(minimumLevel: .warning) { line in lines.withLock { $0.append(line) } }))
+        _ = try await pool.send(TestEndpoint(path: "good"))
+        _ = try? await pool.send(TestEndpoint(path: "bad"))
+        let output = lines.withLock { $0 }
+        #expect(output.count == 1)
+        #expect(output.first?.hasPrefix("[NetworkCore] failed    404") == true)
+        #expect(TaskEvent.Kind.allCases.count == 8)
+        #expect(TaskEvent.Level.debug < .info && TaskEvent.Level.info < .warning && TaskEvent.Level.warning < .error)
+    }
+
+    @Test("the credential renewal is an event of the task that waited for it")
+    func credentialEvent() async throws {
+        let logger = InMemoryLogger()
+        let interceptor = AuthenticationInterceptor(
+            authenticator: TokenAuthenticator(renew: { _ in "fresh" }), credential: "stale")
+        let pool = TaskPool(
+            configuration: .init(
+                transport: StubTransport { request, _ in
+                    request.value(forHTTPHeaderField: "Authorization") == "Bearer fresh"
+                        ? .json("{}") : .json("{}", statusCode: 401)
+                }, logger: logger, interceptors: [interceptor]))
+        _ = try await pool.send(TestEndpoint(), id: "needs-auth")
+        #expect(logger.events.map(\.kind) == [.started, .credentialRefreshed, .retrying, .finished])
+        #expect(logger.events(.credentialRefreshed).first?.taskID == "needs-auth")
+    }
+}
+
+/// An endpoint of a service called "Catalog".
+struct ServiceEndpoint: Endpoint {
+    var baseURL: String { "https://api.example.com" }
+    var path: String { "catalog" }
+    var service: String { "Catalog" }
+}
+
+/// httpbin's `/drip`: a 1 s delay, then 2 bytes over 1 s.
+struct DripEndpoint: Endpoint {
+    var baseURL: String { HTTPBin.url ?? "http://127.0.0.1:1" }
+    var path: String { "drip" }
+    var task: HTTPTask { .urlParameters(["duration": 1, "numbytes": 2, "delay": 1, "code": 200]) }
+}
