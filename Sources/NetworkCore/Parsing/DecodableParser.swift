@@ -29,6 +29,9 @@ public struct DecodableParser<Model: Decodable & Sendable>: JSONParser {
 
     /// Decodes the body, or throws a ``DecodingFailure`` naming the path that failed.
     public func parse(_ data: Data) throws -> Model {
+        if let reason = JSONGuard.rejection(of: data) {
+            throw DecodingFailure(type: String(describing: Model.self), path: "", reason: reason)
+        }
         do {
             if keyPath.isEmpty {
                 return try decoder.decode(Model.self, from: data)

@@ -65,7 +65,9 @@ public struct JSONStatusReader: ServerStatusReader {
 
     /// The status in a JSON object body, or `nil` for anything else (HTML, arrays, invalid JSON).
     public func status(in body: Data) -> ServerStatus? {
-        guard let first = body.first(where: { !Self.isWhitespace($0) }), first == UInt8(ascii: "{") else {
+        guard let first = body.first(where: { !Self.isWhitespace($0) }), first == UInt8(ascii: "{"),
+            JSONGuard.rejection(of: body) == nil
+        else {
             return nil
         }
         let decoder = JSONDecoder()

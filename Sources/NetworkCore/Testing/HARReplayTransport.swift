@@ -31,7 +31,11 @@ public final class HARReplayTransport: Transport, @unchecked Sendable {
 
     /// Replays a HAR file.
     public convenience init(contentsOf url: URL, matchingBody: Bool = false) throws {
-        let har = try JSONDecoder().decode(HAR.self, from: Data(contentsOf: url))
+        let data = try Data(contentsOf: url)
+        if let reason = JSONGuard.rejection(of: data) {
+            throw DecodingFailure(type: "HAR", path: "", reason: reason)
+        }
+        let har = try JSONDecoder().decode(HAR.self, from: data)
         self.init(har: har, matchingBody: matchingBody)
     }
 
