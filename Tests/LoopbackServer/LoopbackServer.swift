@@ -20,14 +20,28 @@ public final class LoopbackServer: @unchecked Sendable {
     // @unchecked Sendable: `stopped` and `received` are guarded by `lock`; the rest is immutable.
     /// Answers one request.
     public typealias Handler = @Sendable (URLRequest) -> StubResponse
+    /// Answers one request, possibly with a fault.
+    public typealias FaultHandler = @Sendable (URLRequest) -> Reply
+
+    /// What the server does with one request.
+    public enum Reply: Sendable {
+        /// Sends the response.
+        case respond(StubResponse)
+        /// Sends the headers (with the full `Content-Length`) and half the body, then closes the connection.
+        case closeMidBody(StubResponse)
+        /// Waits, then sends the response.
+        case delayed(TimeInterval, StubResponse)
+    }
 
     /// The port it listens on.
     public let port: UInt16
     private let listener: Int32
-    private let handler: Handler
+    private let handler: FaultHandler
     private let lock = NSLock()
     private var stopped = false
     private var received: [URLRequest] = []
+    private var clients: Set<Int32> = []
+    private let recordsRequests: Bool
 
     /// Why the server could not start.
     public struct StartError: Error, CustomStringConvertible {
@@ -36,7 +50,14 @@ public final class LoopbackServer: @unchecked Sendable {
     }
 
     /// Starts listening on 127.0.0.1 at a free port.
-    public init(handler: @escaping Handler) throws {
+    public convenience init(handler: @escaping Handler) throws {
+        try self.init(port: 0) { .respond(handler($0)) }
+    }
+
+    /// Starts listening on 127.0.0.1 at `port` (0 for a free one), answering with faults where the handler says.
+    /// `recordsRequests: false` keeps no log of requests, for long load runs.
+    public init(port requestedPort: UInt16 = 0, recordsRequests: Bool = true, faults handler: @escaping FaultHandler) throws {
+        self.recordsRequests = recordsRequests
         #if os(Linux)
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -47,7 +68,7 @@ public final class LoopbackServer: @unchecked Sendable {
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = requestedPort.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
@@ -72,6 +93,12 @@ public final class LoopbackServer: @unchecked Sendable {
 
     /// Every request served so far, in arrival order.
     public var requests: [URLRequest] { lock.withLock { received } }
+
+    /// Stops at once, as a crashing server would: closes the listener and every open connection.
+    public func kill() {
+        stop()
+        for client in lock.withLock({ clients }) { shutdown(client, Int32(SHUT_RDWR)) }
+    }
 
     /// Stops accepting connections; connections being served finish.
     public func stop() {
@@ -98,12 +125,24 @@ public final class LoopbackServer: @unchecked Sendable {
     }
 
     private func serve(_ client: Int32) {
-        defer { close(client) }
+        lock.withLock { _ = clients.insert(client) }
+        defer {
+            lock.withLock { _ = clients.remove(client) }
+            close(client)
+        }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         guard let request = readRequest(client) else { return }
-        lock.withLock { received.append(request) }
-        write(handler(request), to: client)
+        if recordsRequests { lock.withLock { received.append(request) } }
+        switch handler(request) {
+        case .respond(let response):
+            write(response, to: client)
+        case .closeMidBody(let response):
+            write(response, to: client, bodyBytes: response.body.count / 2)
+        case .delayed(let seconds, let response):
+            Thread.sleep(forTimeInterval: seconds)
+            write(response, to: client)
+        }
     }
 
     private func readRequest(_ client: Int32) -> URLRequest? {
@@ -140,14 +179,14 @@ public final class LoopbackServer: @unchecked Sendable {
         return request
     }
 
-    private func write(_ response: StubResponse, to client: Int32) {
+    private func write(_ response: StubResponse, to client: Int32, bodyBytes: Int? = nil) {
         let reason = HTTPURLResponse.localizedString(forStatusCode: response.statusCode).capitalized
         var head = "HTTP/1.1 \(response.statusCode) \(reason)\r\n"
         for (name, value) in response.headers where name.lowercased() != "content-length" {
             head += "\(name): \(value)\r\n"
         }
         head += "Content-Length: \(response.body.count)\r\nConnection: close\r\n\r\n"
-        let bytes = Array(head.utf8) + Array(response.body)
+        let bytes = Array(head.utf8) + Array(response.body.prefix(bodyBytes ?? response.body.count))
         var sent = 0
         while sent < bytes.count {
             #if os(Linux)

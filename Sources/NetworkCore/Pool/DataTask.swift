@@ -95,7 +95,10 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         self.lock = lock
         startDate = Date()
         startTime = MonotonicClock.now()
+        LiveObjects.dataTasks.withLock { $0 += 1 }
     }
+
+    deinit { LiveObjects.dataTasks.withLock { $0 -= 1 } }
 
     /// Where the task is in its life.
     public var state: State {
