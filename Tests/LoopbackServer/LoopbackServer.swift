@@ -56,7 +56,9 @@ public final class LoopbackServer: @unchecked Sendable {
 
     /// Starts listening on 127.0.0.1 at `port` (0 for a free one), answering with faults where the handler says.
     /// `recordsRequests: false` keeps no log of requests, for long load runs.
-    public init(port requestedPort: UInt16 = 0, recordsRequests: Bool = true, faults handler: @escaping FaultHandler) throws {
+    public init(
+        port requestedPort: UInt16 = 0, recordsRequests: Bool = true, faults handler: @escaping FaultHandler
+    ) throws {
         self.recordsRequests = recordsRequests
         #if os(Linux)
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

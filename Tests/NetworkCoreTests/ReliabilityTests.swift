@@ -76,7 +76,9 @@ func classify(_ result: Result<Indexed, NetworkError>, index: Int) -> String {
 @Suite("Reliability: load with faults, server restart", .serialized)
 struct ReliabilityTests {
     /// Sends requests `indices` through `pool`, at most `inFlight` at a time, cancelling the chosen ones by id.
-    static func run(_ indices: Range<Int>, pool: TaskPool, baseURL: String, inFlight: Int) async
+    static func run(
+        _ indices: Range<Int>, pool: TaskPool, baseURL: String, inFlight: Int
+    ) async
         -> [Int: [String]]
     {
         let outcomes = Locked<[Int: [String]]>([:])
@@ -87,7 +89,8 @@ struct ReliabilityTests {
                     let endpoint = TestEndpoint(baseURL: baseURL, path: "r/\(index)", timeout: Fault.requestTimeout)
                     let result: Result<Indexed, NetworkError>
                     do {
-                        result = .success(try await pool.send(endpoint, parser: DecodableParser<Indexed>(), id: "r\(index)"))
+                        result = .success(
+                            try await pool.send(endpoint, parser: DecodableParser<Indexed>(), id: "r\(index)"))
                     } catch {
                         result = .failure(error as? NetworkError ?? .transport(error))
                     }
@@ -116,15 +119,19 @@ struct ReliabilityTests {
 
     @Test("20,000 requests with 256 in flight against a faulty server: each ends once, as its fault says")
     func loadWithFaults() async throws {
-        let server = try LoopbackServer(recordsRequests: false, faults: { request in
-            let index = Int(request.url!.lastPathComponent) ?? -1
-            return Fault.of(index).reply(for: index)
-        })
+        let server = try LoopbackServer(
+            recordsRequests: false,
+            faults: { request in
+                let index = Int(request.url!.lastPathComponent) ?? -1
+                return Fault.of(index).reply(for: index)
+            })
         defer { server.stop() }
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = 256
-        let pool = TaskPool(configuration: .init(
-            transport: URLSessionTransport(configuration: configuration), duplicatePolicy: .reject, resourceTimeout: 30))
+        let pool = TaskPool(
+            configuration: .init(
+                transport: URLSessionTransport(configuration: configuration), duplicatePolicy: .reject,
+                resourceTimeout: 30))
 
         // Warm up with the same workload, so one-time caches are full before memory is measured.
         let warmUp = await Self.run(100_000..<103_000, pool: pool, baseURL: server.baseURL, inFlight: 256)
@@ -162,15 +169,16 @@ struct ReliabilityTests {
     @Test("the same faulty load through the pool alone: memory returns to within 10% of its level before")
     func poolMemory() async throws {
         // The faults, in-process: 503s, connections lost mid-body, timeouts, malformed JSON.
-        let pool = TaskPool(configuration: .init(
-            transport: StubTransport { request, _ in
-                let index = Int(request.url!.lastPathComponent) ?? -1
-                switch Fault.of(index).reply(for: index) {
-                case .respond(let response): return response
-                case .closeMidBody: throw URLError(.networkConnectionLost)
-                case .delayed: throw URLError(.timedOut)
-                }
-            }, duplicatePolicy: .reject))
+        let pool = TaskPool(
+            configuration: .init(
+                transport: StubTransport { request, _ in
+                    let index = Int(request.url!.lastPathComponent) ?? -1
+                    switch Fault.of(index).reply(for: index) {
+                    case .respond(let response): return response
+                    case .closeMidBody: throw URLError(.networkConnectionLost)
+                    case .delayed: throw URLError(.timedOut)
+                    }
+                }, duplicatePolicy: .reject))
         _ = await Self.run(100_000..<103_000, pool: pool, baseURL: "https://stub.example", inFlight: 256)
         let memoryBefore = ProcessMemory.residentBytes()
         let outcomes = await Self.run(0..<20_000, pool: pool, baseURL: "https://stub.example", inFlight: 256)
@@ -209,9 +217,10 @@ struct ReliabilityTests {
         let port = first.port
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = 64
-        let pool = TaskPool(configuration: .init(
-            transport: URLSessionTransport(configuration: configuration), resourceTimeout: 20,
-            interceptors: [RetryPolicy(maximumAttempts: 8, baseDelay: 0.2, maximumDelay: 1)]))
+        let pool = TaskPool(
+            configuration: .init(
+                transport: URLSessionTransport(configuration: configuration), resourceTimeout: 20,
+                interceptors: [RetryPolicy(maximumAttempts: 8, baseDelay: 0.2, maximumDelay: 1)]))
         let restarted = Locked<LoopbackServer?>(nil)
         let chaos = Task {
             try? await Task.sleep(nanoseconds: 500_000_000)
@@ -231,6 +240,8 @@ struct ReliabilityTests {
         #expect(tally["ok", default: 0] > 150, "\(tally)")
         #expect(Date().timeIntervalSince(started) < 60)
         #expect(pool.activeTasks.isEmpty)
-        print("restart: \(tally.sorted { $0.key < $1.key }) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+        print(
+            "restart: \(tally.sorted { $0.key < $1.key }) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s"
+        )
     }
 }

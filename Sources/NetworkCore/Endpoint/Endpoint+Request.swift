@@ -40,12 +40,13 @@ extension Endpoint {
 
     private func validatedURL() throws(NetworkError) -> URL {
         let base = baseURL.trimmingCharacters(in: .whitespaces)
-        guard let baseURL = URL(string: base), let scheme = baseURL.scheme, !scheme.isEmpty else {
+        guard let schemeEnd = base.range(of: "://"), !base[..<schemeEnd.lowerBound].isEmpty,
+            base[..<schemeEnd.lowerBound].allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) })
+        else {
             throw .invalidEndpoint(url: base, reason: "the base URL needs a scheme such as https://")
         }
-        guard let host = baseURL.host, !host.isEmpty else {
-            throw .invalidEndpoint(url: base, reason: "the base URL has no host")
-        }
+        let authority = base[schemeEnd.upperBound...].prefix { $0 != "/" }
+        guard !authority.isEmpty else { throw .invalidEndpoint(url: base, reason: "the base URL has no host") }
         guard !base.contains("?"), !base.contains("#") else {
             throw .invalidEndpoint(
                 url: base, reason: "the base URL must not carry a query or fragment; put them in the path or task")
@@ -57,7 +58,7 @@ extension Endpoint {
             path = String(path[..<mark])
         }
         let joined = Self.join(base, PercentEncoding.path(path)) + query
-        guard let url = URL(string: joined), url.host != nil else {
+        guard let url = URL(string: joined), let host = url.host, !host.isEmpty else {
             throw .invalidEndpoint(url: joined, reason: "base URL and path do not form a valid URL")
         }
         return url

@@ -9,6 +9,7 @@ enum PercentEncoding {
     /// Encodes what may not stand in a URL path, keeping `/`, the sub-delimiters, `:`, `@`,
     /// and escapes already present (`%20`); a `%` that starts no escape is encoded as `%25`.
     static func path(_ string: String) -> String {
+        if string.utf8.allSatisfy({ isUnreserved($0) || isPathDelimiter($0) }) { return string }
         let bytes = Array(string.utf8)
         var output = [UInt8]()
         output.reserveCapacity(bytes.count)
@@ -31,6 +32,7 @@ enum PercentEncoding {
     }
 
     private static func encode(_ string: String, keeping keep: (UInt8) -> Bool) -> String {
+        if string.utf8.allSatisfy(keep) { return string }
         var output = [UInt8]()
         output.reserveCapacity(string.utf8.count)
         for byte in string.utf8 {
@@ -58,7 +60,13 @@ enum PercentEncoding {
     }
 
     private static func isPathDelimiter(_ byte: UInt8) -> Bool {
-        "/:@!$&'()*+,;=".utf8.contains(byte)
+        switch byte {
+        case UInt8(ascii: "/"), UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "!"), UInt8(ascii: "$"),
+            UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"),
+            UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="):
+            true
+        default: false
+        }
     }
 
     private static func isHex(_ byte: UInt8) -> Bool {

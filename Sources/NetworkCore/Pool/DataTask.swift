@@ -79,17 +79,18 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     public let request: URLRequest
     /// When the task started.
     public let startDate: Date
-    /// The service that started it (the endpoint's ``Endpoint/service``).
-    public let service: String
+    /// The service that started it (the endpoint's ``Endpoint/service``), asked for only when shown.
+    public var service: String { endpoint.service }
+    private let endpoint: any Endpoint
 
     let sequence: UInt64
     let startTime: UInt64
     let lock: Lock
     var storage = Storage()  // guarded by `lock`
 
-    init(id: String, request: URLRequest, service: String, sequence: UInt64, lock: Lock) {
+    init(id: String, request: URLRequest, endpoint: any Endpoint, sequence: UInt64, lock: Lock) {
         self.id = id
-        self.service = service
+        self.endpoint = endpoint
         self.request = request
         self.sequence = sequence
         self.lock = lock

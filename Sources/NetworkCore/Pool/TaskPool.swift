@@ -177,7 +177,7 @@ public final class TaskPool: @unchecked Sendable {
                 }
             }
             sequence += 1
-            let task = DataTask(id: taskID, request: request, service: endpoint.service, sequence: sequence, lock: lock)
+            let task = DataTask(id: taskID, request: request, endpoint: endpoint, sequence: sequence, lock: lock)
             active[taskID] = task
             return (task, true)
         }

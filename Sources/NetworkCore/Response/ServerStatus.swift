@@ -79,7 +79,7 @@ public struct JSONStatusReader: ServerStatusReader {
 
     /// Whether the bytes contain the quoted success key, e.g. `"success"`.
     public func mayDescribeFailure(_ body: Data) -> Bool {
-        body.range(of: successNeedle) != nil
+        ByteSearch.contains(body, successNeedle)
     }
 
     private static func isWhitespace(_ byte: UInt8) -> Bool {

@@ -31,24 +31,40 @@ public final class URLSessionTransport: Transport {
 
     /// Sends the request; throws `URLError` on failure, `CancellationError` when cancelled first.
     public func send(_ request: URLRequest, context: TransportContext) async throws -> (Data, HTTPURLResponse) {
-        let state = Locked<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
+        let state = CancelState()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let task = session.dataTask(with: request)
                 delegate.register(task, context: context) { continuation.resume(with: $0) }
-                let cancelled = state.withLock { state in
-                    state.task = task
-                    return state.cancelled
-                }
-                if cancelled { task.cancel() }
+                if state.attach(task) { task.cancel() }
                 task.resume()
             }
         } onCancel: {
-            let task = state.withLock { state in
-                state.cancelled = true
-                return state.task
-            }
-            task?.cancel()
+            state.cancel()
         }
+    }
+}
+
+/// Whether a send was cancelled, and its `URLSessionTask` once there is one: cancelling before the
+/// task exists cancels it as soon as it is attached.
+private final class CancelState: @unchecked Sendable {
+    // @unchecked Sendable: `task` and `cancelled` are guarded by `lock`.
+    private let lock = Lock()
+    private var task: URLSessionDataTask?
+    private var cancelled = false
+
+    /// Attaches the task; returns whether it must be cancelled at once.
+    func attach(_ task: URLSessionDataTask) -> Bool {
+        lock.withLock {
+            self.task = task
+            return cancelled
+        }
+    }
+
+    func cancel() {
+        lock.withLock {
+            cancelled = true
+            return task
+        }?.cancel()
     }
 }

@@ -73,3 +73,8 @@ func eventually(within seconds: Double = 2, _ condition: () -> Bool) async -> Bo
     }
     return condition()
 }
+
+/// How much longer wall-clock bounds may be in this run: 3 under a sanitizer (`NETWORKCORE_SLOW_RUN`
+/// is set by `.ci/run` for its ThreadSanitizer pass), else 1. Used only where a bound is not what
+/// tells the behaviour apart.
+let slowRunScale: Double = ProcessInfo.processInfo.environment["NETWORKCORE_SLOW_RUN"] == nil ? 1 : 3

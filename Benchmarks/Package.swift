@@ -1,0 +1,22 @@
+// swift-tools-version: 6.1
+// NetworkCore's benchmarks: a package of their own, so the root package keeps no dependencies.
+// Run them with `Benchmarks/run`.
+import PackageDescription
+
+let package = Package(
+    name: "NetworkCoreBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(name: "NetworkCore", path: ".."),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "NetworkCoreBenchmarks",
+            dependencies: [
+                .product(name: "NetworkCore", package: "NetworkCore"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ])
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,437 @@
+// NetworkCore benchmarks: throughput, latency and client CPU against raw URLSession, task-pool scale,
+// and parse cost. Run with `Benchmarks/run`, which starts nginx and builds this in release mode.
+import AsyncHTTPClient
+import Foundation
+import NetworkCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// MARK: Options
+
+struct Options {
+    var baseURL = ""
+    var requests = 2_000
+    var warmUp = 200
+    var repetitions = 3
+    var inflight = [1, 8, 64, 256]
+    var scale = [1_000, 10_000, 100_000]
+    var output = "results/latest.json"
+
+    static func parse(_ arguments: [String]) -> Options {
+        var options = Options()
+        var iterator = arguments.makeIterator()
+        while let argument = iterator.next() {
+            let value = iterator.next() ?? ""
+            switch argument {
+            case "--base-url": options.baseURL = value
+            case "--requests": options.requests = Int(value) ?? options.requests
+            case "--repetitions": options.repetitions = Int(value) ?? options.repetitions
+            case "--inflight": options.inflight = value.split(separator: ",").compactMap { Int($0) }
+            case "--scale": options.scale = value.split(separator: ",").compactMap { Int($0) }
+            case "--output": options.output = value
+            default: fatalError("unknown option \(argument)")
+            }
+        }
+        precondition(!options.baseURL.isEmpty, "--base-url is required")
+        return options
+    }
+}
+
+// MARK: Models and endpoints
+
+struct Small: Decodable, Sendable {
+    struct Entry: Decodable, Sendable {
+        let id: Int
+        let name: String
+        let score: Double
+        let active: Bool
+    }
+    let id: Int
+    let name: String
+    let entries: [Entry]
+}
+
+struct Page: Decodable, Sendable {
+    struct Movie: Decodable, Sendable {
+        let id: Int
+        let title: String
+        let overview: String
+        let posterPath: String?
+        let releaseDate: String
+        let voteAverage: Double
+        let voteCount: Int
+        let genreIDs: [Int]
+        enum CodingKeys: String, CodingKey {
+            case id, title, overview
+            case posterPath = "poster_path"
+            case releaseDate = "release_date"
+            case voteAverage = "vote_average"
+            case voteCount = "vote_count"
+            case genreIDs = "genre_ids"
+        }
+    }
+    let page: Int
+    let results: [Movie]
+    let totalPages: Int
+    enum CodingKeys: String, CodingKey {
+        case page, results
+        case totalPages = "total_pages"
+    }
+}
+
+struct FileEndpoint: Endpoint {
+    let baseURL: String
+    let path: String
+}
+
+enum Payload: String, CaseIterable, Sendable {
+    case small = "small.json"
+    case page = "page.json"
+}
+
+enum Client: String, CaseIterable, Sendable {
+    case raw = "URLSession"
+    case networkCore = "NetworkCore/URLSession"
+    case networkCoreNIO = "NetworkCore/AsyncHTTPClient"
+}
+
+// MARK: Measuring
+
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    #if os(Linux)
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+    #else
+        getrusage(RUSAGE_SELF, &usage)
+    #endif
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+struct Sample {
+    let rps: Double
+    let p50: Double
+    let p99: Double
+    let cpuPerRequest: Double
+}
+
+func percentile(_ sorted: [UInt64], _ fraction: Double) -> Double {
+    guard !sorted.isEmpty else { return 0 }
+    return Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]) / 1_000
+}
+
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+/// Runs `count` calls with at most `inflight` at once and measures them.
+func measure(count: Int, inflight: Int, _ call: @escaping @Sendable (Int) async throws -> Void) async -> Sample {
+    let latencies = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: count)
+    defer { latencies.deallocate() }
+    nonisolated(unsafe) let sink = latencies
+    let cpuStart = cpuSeconds()
+    let start = now()
+    await withTaskGroup(of: Void.self) { group in
+        var next = 0
+        func launch(_ index: Int) {
+            group.addTask {
+                let begin = now()
+                do { try await call(index) } catch { fatalError("request \(index) failed: \(error)") }
+                sink[index] = now() - begin
+            }
+        }
+        while next < count, next < inflight {
+            launch(next)
+            next += 1
+        }
+        while await group.next() != nil, next < count {
+            launch(next)
+            next += 1
+        }
+        await group.waitForAll()
+    }
+    let elapsed = Double(now() - start) / 1e9
+    let cpu = cpuSeconds() - cpuStart
+    let sorted = Array(latencies).sorted()
+    return Sample(
+        rps: Double(count) / elapsed, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99),
+        cpuPerRequest: cpu / Double(count) * 1e6)
+}
+
+// MARK: The clients
+
+final class Clients: Sendable {
+    let session: URLSession
+    let pool: TaskPool
+    let nioPool: TaskPool
+    let http: HTTPClient
+    let baseURL: String
+
+    init(baseURL: String) {
+        self.baseURL = baseURL
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 64
+        configuration.urlCache = nil
+        session = URLSession(configuration: configuration)
+        pool = TaskPool(configuration: .init(transport: URLSessionTransport(configuration: configuration)))
+        var nio = HTTPClient.Configuration()
+        nio.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: nio)
+        nioPool = TaskPool(
+            configuration: .init(transport: AsyncHTTPClientTransport(client: http, timeout: .seconds(30))))
+    }
+
+    func call(_ client: Client, _ payload: Payload, index: Int) async throws {
+        switch (client, payload) {
+        case (.raw, .small): try await raw(Small.self, payload)
+        case (.raw, .page): try await raw(Page.self, payload)
+        case (.networkCore, .small):
+            _ = try await pool.send(endpoint(payload), parser: DecodableParser<Small>(), id: "r\(index)")
+        case (.networkCore, .page):
+            _ = try await pool.send(endpoint(payload), parser: DecodableParser<Page>(), id: "r\(index)")
+        case (.networkCoreNIO, .small):
+            _ = try await nioPool.send(endpoint(payload), parser: DecodableParser<Small>(), id: "r\(index)")
+        case (.networkCoreNIO, .page):
+            _ = try await nioPool.send(endpoint(payload), parser: DecodableParser<Page>(), id: "r\(index)")
+        }
+    }
+
+    private func endpoint(_ payload: Payload) -> FileEndpoint { FileEndpoint(baseURL: baseURL, path: payload.rawValue) }
+
+    private func raw<T: Decodable>(_ type: T.Type, _ payload: Payload) async throws {
+        let (data, response) = try await session.data(
+            for: URLRequest(url: URL(string: "\(baseURL)/\(payload.rawValue)")!))
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw URLError(.badServerResponse) }
+        _ = try JSONDecoder().decode(T.self, from: data)
+    }
+}
+
+// MARK: Suites
+
+struct Row: Encodable {
+    let suite: String
+    let client: String
+    let payload: String?
+    let inflight: Int?
+    let rps: Double?
+    let p50_us: Double?
+    let p99_us: Double?
+    let cpu_us_per_req: Double?
+    let rps_ratio_vs_urlsession: Double?
+    let cpu_ratio_vs_urlsession: Double?
+    var detail: [String: Double]? = nil
+}
+
+func fmt(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
+
+func throughput(_ options: Options, clients: Clients) async -> [Row] {
+    var rows: [Row] = []
+    print(
+        "\n## Throughput: \(options.requests) requests after \(options.warmUp) warm-up, \(options.repetitions) repetitions, clients interleaved\n"
+    )
+    print(
+        "payload     in flight  client                        req/s (min/med/max)        p50 µs  p99 µs  CPU µs/req  ×rps vs raw (min/med/max)  ×CPU vs raw"
+    )
+    for payload in Payload.allCases {
+        for inflight in options.inflight {
+            var samples: [Client: [Sample]] = [:]
+            for repetition in 0..<options.repetitions {
+                let order = Client.allCases.indices.map { Client.allCases[($0 + repetition) % Client.allCases.count] }
+                for client in order {
+                    _ = await measure(count: options.warmUp, inflight: inflight) {
+                        try await clients.call(client, payload, index: $0)
+                    }
+                    let sample = await measure(count: options.requests, inflight: inflight) {
+                        try await clients.call(client, payload, index: $0)
+                    }
+                    samples[client, default: []].append(sample)
+                }
+            }
+            let raw = samples[.raw]!
+            for client in Client.allCases {
+                let list = samples[client]!
+                let rpsRatios = zip(list, raw).map { $0.rps / $1.rps }
+                let cpuRatios = zip(list, raw).map { $0.cpuPerRequest / $1.cpuPerRequest }
+                let rps = list.map(\.rps)
+                let row = Row(
+                    suite: "throughput", client: client.rawValue, payload: payload.rawValue, inflight: inflight,
+                    rps: median(rps), p50_us: median(list.map(\.p50)), p99_us: median(list.map(\.p99)),
+                    cpu_us_per_req: median(list.map(\.cpuPerRequest)),
+                    rps_ratio_vs_urlsession: client == .raw ? nil : median(rpsRatios),
+                    cpu_ratio_vs_urlsession: client == .raw ? nil : median(cpuRatios),
+                    detail: client == .raw
+                        ? ["rps_min": rps.min()!, "rps_max": rps.max()!]
+                        : [
+                            "rps_min": rps.min()!, "rps_max": rps.max()!, "rps_ratio_min": rpsRatios.min()!,
+                            "rps_ratio_max": rpsRatios.max()!, "cpu_ratio_min": cpuRatios.min()!,
+                            "cpu_ratio_max": cpuRatios.max()!,
+                        ])
+                rows.append(row)
+                let ratios =
+                    client == .raw
+                    ? "-"
+                    : "\(fmt(rpsRatios.min()!, 3))/\(fmt(median(rpsRatios), 3))/\(fmt(rpsRatios.max()!, 3))"
+                let padded = { (text: String, width: Int) in text.padding(toLength: width, withPad: " ", startingAt: 0)
+                }
+                print(
+                    padded(payload.rawValue, 12) + padded(String(inflight), 11) + padded(client.rawValue, 30)
+                        + padded("\(fmt(rps.min()!))/\(fmt(median(rps)))/\(fmt(rps.max()!))", 27)
+                        + padded(fmt(row.p50_us!), 8) + padded(fmt(row.p99_us!), 8)
+                        + padded(fmt(row.cpu_us_per_req!), 12)
+                        + padded(ratios, 27) + (client == .raw ? "-" : fmt(median(cpuRatios), 3)))
+            }
+        }
+    }
+    return rows
+}
+
+/// A transport that never answers until cancelled: tasks stay registered.
+struct PendingTransport: Transport {
+    func send(_ request: URLRequest, context: TransportContext) async throws -> (Data, HTTPURLResponse) {
+        try await Task.sleep(nanoseconds: 3_600_000_000_000)
+        throw CancellationError()
+    }
+}
+
+func residentBytes() -> Int {
+    typealias Trim = @convention(c) (Int) -> Int32
+    if let symbol = dlsym(nil, "malloc_trim") { _ = unsafeBitCast(symbol, to: Trim.self)(0) }
+    let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
+    return (statm.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+func poolScale(_ options: Options) async -> [Row] {
+    print("\n## Task pool: register, look up, cancel and finish N tasks (stub transport, no network)\n")
+    print("tasks     register ns/op  lookup ns/op  cancel ns/op  send→finish ns/op  bytes per tracked task")
+    var rows: [Row] = []
+    let endpoint = FileEndpoint(baseURL: "https://stub.example", path: "item")
+    for count in options.scale {
+        let ids = (0..<count).map { "task-\($0)" }
+        let pool = TaskPool(configuration: .init(transport: PendingTransport()))
+        try? await Task.sleep(nanoseconds: 200_000_000)
+        let memoryBefore = residentBytes()
+        var start = now()
+        for id in ids { pool.send(endpoint, id: id) { _ in } }
+        let register = Double(now() - start) / Double(count)
+        try? await Task.sleep(nanoseconds: 500_000_000)  // let every runner start and park
+        let bytes = Double(residentBytes() - memoryBefore) / Double(count)
+        let shuffled = ids.shuffled()
+        start = now()
+        var found = 0
+        for id in shuffled where pool.task(id: id) != nil { found += 1 }
+        let lookup = Double(now() - start) / Double(count)
+        precondition(found == count)
+        start = now()
+        for id in shuffled { pool.cancel(id: id) }
+        let cancel = Double(now() - start) / Double(count)
+        precondition(pool.activeTasks.isEmpty)
+
+        let instant = TaskPool(configuration: .init(transport: StubTransport { _, _ in StubResponse() }))
+        let finished = Counter(target: count)
+        start = now()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            finished.onDone = { continuation.resume() }
+            for id in ids { instant.send(endpoint, id: id) { _ in finished.increment() } }
+        }
+        let finish = Double(now() - start) / Double(count)
+        print(
+            String(count).padding(toLength: 10, withPad: " ", startingAt: 0)
+                + fmt(register).padding(toLength: 16, withPad: " ", startingAt: 0)
+                + fmt(lookup).padding(toLength: 14, withPad: " ", startingAt: 0)
+                + fmt(cancel).padding(toLength: 14, withPad: " ", startingAt: 0)
+                + fmt(finish).padding(toLength: 19, withPad: " ", startingAt: 0) + fmt(bytes))
+        rows.append(
+            Row(
+                suite: "pool-scale", client: "NetworkCore", payload: nil, inflight: count, rps: nil, p50_us: nil,
+                p99_us: nil, cpu_us_per_req: nil, rps_ratio_vs_urlsession: nil, cpu_ratio_vs_urlsession: nil,
+                detail: [
+                    "tasks": Double(count), "register_ns": register, "lookup_ns": lookup, "cancel_ns": cancel,
+                    "send_to_finish_ns": finish, "bytes_per_task": bytes,
+                ]))
+        try? await Task.sleep(nanoseconds: 300_000_000)
+    }
+    return rows
+}
+
+/// Counts completions and calls `onDone` once when `target` is reached.
+final class Counter: @unchecked Sendable {
+    // @unchecked Sendable: `count` and `onDone` are guarded by `lock`.
+    private let lock = NSLock()
+    private var count = 0
+    private let target: Int
+    var onDone: (@Sendable () -> Void)? {
+        get { lock.withLock { _onDone } }
+        set { lock.withLock { _onDone = newValue } }
+    }
+    private var _onDone: (@Sendable () -> Void)?
+
+    init(target: Int) { self.target = target }
+
+    func increment() {
+        let done = lock.withLock { () -> (@Sendable () -> Void)? in
+            count += 1
+            return count == target ? _onDone : nil
+        }
+        done?()
+    }
+}
+
+func parseCost(_ options: Options) async throws -> [Row] {
+    print(
+        "\n## Parse cost: DecodableParser vs JSONDecoder on the same TMDB-like page (median of \(options.repetitions))\n"
+    )
+    let (bytes, _) = try await URLSession(configuration: .ephemeral).data(
+        from: URL(string: "\(options.baseURL)/page.json")!)
+    let iterations = 2_000
+    var ratios: [Double] = []
+    var plain: [Double] = []
+    var parser: [Double] = []
+    let decodable = DecodableParser<Page>()
+    for _ in 0..<options.repetitions {
+        var start = now()
+        for _ in 0..<iterations { _ = try JSONDecoder().decode(Page.self, from: bytes) }
+        let a = Double(now() - start) / Double(iterations)
+        start = now()
+        for _ in 0..<iterations { _ = try decodable.parse(bytes) }
+        let b = Double(now() - start) / Double(iterations)
+        plain.append(a)
+        parser.append(b)
+        ratios.append(b / a)
+    }
+    print("page bytes  JSONDecoder µs  DecodableParser µs  ratio (min/med/max)")
+    print(
+        "\(bytes.count)".padding(toLength: 12, withPad: " ", startingAt: 0)
+            + fmt(median(plain) / 1000, 1).padding(toLength: 16, withPad: " ", startingAt: 0)
+            + fmt(median(parser) / 1000, 1).padding(toLength: 20, withPad: " ", startingAt: 0)
+            + "\(fmt(ratios.min()!, 3))/\(fmt(median(ratios), 3))/\(fmt(ratios.max()!, 3))")
+    return [
+        Row(
+            suite: "parse", client: "DecodableParser", payload: Payload.page.rawValue, inflight: nil, rps: nil,
+            p50_us: nil, p99_us: nil, cpu_us_per_req: nil, rps_ratio_vs_urlsession: nil, cpu_ratio_vs_urlsession: nil,
+            detail: [
+                "jsondecoder_us": median(plain) / 1000, "parser_us": median(parser) / 1000,
+                "ratio_median": median(ratios), "ratio_min": ratios.min()!, "ratio_max": ratios.max()!,
+            ])
+    ]
+}
+
+// MARK: Main
+
+let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
+print("# NetworkCore benchmarks, \(ProcessInfo.processInfo.activeProcessorCount) cores, against \(options.baseURL)")
+let clients = Clients(baseURL: options.baseURL)
+var rows = await throughput(options, clients: clients)
+rows += await poolScale(options)
+rows += try await parseCost(options)
+try await clients.http.shutdown()
+let encoder = JSONEncoder()
+encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+let output = URL(fileURLWithPath: options.output)
+try FileManager.default.createDirectory(at: output.deletingLastPathComponent(), withIntermediateDirectories: true)
+try encoder.encode(rows).write(to: output)
+print("\nwrote \(rows.count) rows to \(options.output)")
