@@ -117,7 +117,8 @@ struct MovieServiceTests {
     @Test(
         "TMDB's errors reach the caller with TMDB's own code and message",
         arguments: [
-            ("invalid", 550, 401, 7), ("rate-limited", 550, 429, 25), (OfflineTMDB.apiKey, 999_999, 404, 34),
+            ("invalid", 550, 401, 7), ("read-only", 550, 401, 3), ("rate-limited", 550, 429, 25),
+            (OfflineTMDB.apiKey, 999_999, 404, 34),
         ])
     func errors(key: String, id: Int, status: Int, code: Int) async throws {
         let movies = service(TMDBConfiguration(credential: .apiKey(key)))
@@ -125,7 +126,7 @@ struct MovieServiceTests {
         #expect(error.statusCode == status)
         #expect(error.serverError?.code == code)
         #expect(error.serverError?.message?.isEmpty == false)
-        #expect(!error.localizedDescription.contains(key) || key == "invalid" || key == "rate-limited")
+        #expect(!error.localizedDescription.contains(key) || ["invalid", "read-only", "rate-limited"].contains(key))
     }
 
     @Test("an invalid page is TMDB's code 22")

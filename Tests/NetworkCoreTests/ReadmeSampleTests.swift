@@ -19,7 +19,7 @@ func readmeExample() async throws {
 
     let pool = TaskPool()  // made and injected: there is no shared instance
     pool.send(Movies.nowPlaying(page: 1), id: "now-playing") { result in print(result) }
-    print(pool.debugDescription)  // id, method, URL (key redacted), state, attempt, elapsed ms
+    print(pool.debugDescription)  // a row per task: id, service, method, URL (key redacted), state, ms, bytes
     pool.cancel(id: "now-playing")  // from anywhere; the completion gets .failure(.cancelled)
 
     let response = try await pool.send(Movies.nowPlaying(page: 2))

@@ -10,7 +10,8 @@ import NetworkCore
 /// It powers offline mode and tests, in-process through ``transport(delay:)`` or over HTTP
 /// behind any small server. It checks what TMDB checks:
 /// - a credential is required: any API key or read token, except `invalid` and any starting
-///   with `expired` (401, code 7) and `rate-limited` (429, code 25, `Retry-After: 10`);
+///   with `expired` (401, code 7), `read-only` (401, code 3, no permission) and `rate-limited`
+///   (429, code 25, `Retry-After: 10`);
 /// - `page` must be 1…500 (400, code 22); pages past the last are empty;
 /// - movie details, videos and recommendations exist for the movies in the fixtures
 ///   (Fight Club, 550, in full); other ids are 404, code 34;
@@ -51,6 +52,7 @@ public struct OfflineTMDB: Sendable {
         case nil, "", "invalid": return fixture(.invalidAPIKey, status: 401)
         case let credential? where credential.hasPrefix("expired"): return fixture(.invalidAPIKey, status: 401)
         case "rate-limited": return fixture(.rateLimited, status: 429, headers: ["Retry-After": "10"])
+        case "read-only": return fixture(.noPermission, status: 401)
         default: break
         }
         var route = components.path.split(separator: "/").map(String.init)

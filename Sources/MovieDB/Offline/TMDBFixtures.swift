@@ -33,6 +33,8 @@ public enum TMDBFixtures {
         case guestSession = "guest_session_new"
         /// 401, status code 7.
         case invalidAPIKey = "error_invalid_api_key"
+        /// 401, status code 3.
+        case noPermission = "error_no_permission"
         /// 404, status code 34.
         case notFound = "error_not_found"
         /// 401, status code 30.
