@@ -122,7 +122,8 @@ struct FixtureTests {
     @Test(
         "error fixtures carry TMDB's codes",
         arguments: [
-            (TMDBFixtures.Name.invalidAPIKey, 7), (.noPermission, 3), (.notFound, 34), (.invalidLogin, 30), (.sessionDenied, 17),
+            (TMDBFixtures.Name.invalidAPIKey, 7), (.noPermission, 3), (.notFound, 34), (.invalidLogin, 30),
+            (.sessionDenied, 17),
             (.rateLimited, 25),
             (.invalidPage, 22), (.missingLogin, 26),
         ])
