@@ -40,13 +40,12 @@ extension Endpoint {
 
     private func validatedURL() throws(NetworkError) -> URL {
         let base = baseURL.trimmingCharacters(in: .whitespaces)
-        guard let schemeEnd = base.range(of: "://"), !base[..<schemeEnd.lowerBound].isEmpty,
-            base[..<schemeEnd.lowerBound].allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) })
-        else {
+        let head = URLParts.split(head: base)
+        let scheme = head.prefix.dropLast(3)
+        guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) else {
             throw .invalidEndpoint(url: base, reason: "the base URL needs a scheme such as https://")
         }
-        let authority = base[schemeEnd.upperBound...].prefix { $0 != "/" }
-        guard !authority.isEmpty else { throw .invalidEndpoint(url: base, reason: "the base URL has no host") }
+        guard !head.authority.isEmpty else { throw .invalidEndpoint(url: base, reason: "the base URL has no host") }
         guard !base.contains("?"), !base.contains("#") else {
             throw .invalidEndpoint(
                 url: base, reason: "the base URL must not carry a query or fragment; put them in the path or task")

@@ -159,14 +159,10 @@ public struct Redactor: Sendable {
     }
 
     private func redactUserInfo(_ head: String) -> String {
-        guard let schemeEnd = head.range(of: "://") else { return head }
-        let authorityStart = schemeEnd.upperBound
-        let authorityEnd = head[authorityStart...].firstIndex(of: "/") ?? head.endIndex
-        let authority = head[authorityStart..<authorityEnd]
-        guard let at = authority.lastIndex(of: "@") else { return head }
-        let userInfo = authority[..<at]
+        let parts = URLParts.split(head: head)
+        guard let userInfo = parts.userInfo else { return head }
         let user = userInfo.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)[0]
         let hidden = userInfo.contains(":") ? "\(user):\(Self.placeholder)" : String(user)
-        return String(head[..<authorityStart]) + hidden + String(head[at..<head.endIndex])
+        return parts.prefix + hidden + "@" + parts.host + parts.path
     }
 }

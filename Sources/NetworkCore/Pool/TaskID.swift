@@ -34,9 +34,8 @@ enum TaskID {
     }
 
     private static func withoutUserInfo(_ head: String) -> String {
-        guard let schemeEnd = head.range(of: "://") else { return head }
-        let authorityEnd = head[schemeEnd.upperBound...].firstIndex(of: "/") ?? head.endIndex
-        guard let at = head[schemeEnd.upperBound..<authorityEnd].lastIndex(of: "@") else { return head }
-        return String(head[..<schemeEnd.upperBound]) + String(head[head.index(after: at)...])
+        let parts = URLParts.split(head: head)
+        guard parts.userInfo != nil else { return head }
+        return String(parts.prefix + parts.host + parts.path)
     }
 }

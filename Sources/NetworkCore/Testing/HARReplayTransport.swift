@@ -79,10 +79,8 @@ public final class HARReplayTransport: Transport, @unchecked Sendable {
     /// Method, path and sorted non-credential query pairs.
     private func key(method: String, url: String) -> String {
         var parts = URLParts(url)
-        if let schemeEnd = parts.head.range(of: "://") {
-            let rest = parts.head[schemeEnd.upperBound...]
-            parts.head = rest.firstIndex(of: "/").map { String(rest[$0...]) } ?? "/"
-        }
+        let head = URLParts.split(head: parts.head)
+        if !head.prefix.isEmpty { parts.head = head.path.isEmpty ? "/" : String(head.path) }
         let pairs = parts.pairs.filter { !redactor.isSensitive($0.name) }.map(\.rawPair).sorted()
         return method.uppercased() + " " + URLParts.join(head: parts.head, pairs: pairs)
     }
