@@ -144,9 +144,7 @@ struct PlaygroundApp {
     )
         async throws(NetworkError) -> T
     {
-        let task = Task { () async -> Result<T, NetworkError> in
-            do throws(NetworkError) { return .success(try await call()) } catch { return .failure(error) }
-        }
+        let task = started(call)
         if invocation.debug {
             for _ in 0..<200 where pool.activeTasks.isEmpty {
                 try? await Task.sleep(nanoseconds: 1_000_000)
@@ -185,14 +183,7 @@ struct PlaygroundApp {
             .videos(id: 550),
         ]
         let tasks = endpoints.map { endpoint in
-            Task { () async -> NetworkError? in
-                do throws(NetworkError) {
-                    _ = try await movies.send(endpoint, as: AnyJSON.self)
-                    return nil
-                } catch {
-                    return error
-                }
-            }
+            started { () async throws(NetworkError) in try await movies.send(endpoint, as: AnyJSON.self) }
         }
         for _ in 0..<1_000 where !pool.activeTasks.contains(where: { $0.phase == .waitingForCredential }) {
             try? await Task.sleep(nanoseconds: 1_000_000)
@@ -201,7 +192,7 @@ struct PlaygroundApp {
         print(Render.indented(pool.debugDescription))
         var failures: [NetworkError] = []
         for task in tasks {
-            if let error = await task.value { failures.append(error) }
+            if case .failure(let error) = await task.value { failures.append(error) }
         }
         let renewed = await interceptor.refreshCount
         print(
@@ -247,14 +238,7 @@ struct PlaygroundApp {
                 }
             ),
         ]
-        let tasks = calls.map { call in
-            (
-                call.id,
-                Task { () async -> Result<String, NetworkError> in
-                    do throws(NetworkError) { return .success(try await call.run()) } catch { return .failure(error) }
-                }
-            )
-        }
+        let tasks = calls.map { call in (call.id, started(call.run)) }
         for _ in 0..<500 where pool.activeTasks.filter({ $0.phase == .sending }).count < calls.count {
             try? await Task.sleep(nanoseconds: 1_000_000)
         }
@@ -285,6 +269,17 @@ struct PlaygroundApp {
             )
         }
         print("\n5. Afterwards: pool.activeTasks.isEmpty == \(pool.activeTasks.isEmpty)")
+    }
+}
+
+/// Starts `call` in a task of its own, whose value is the call's outcome.
+private func started<T: Sendable>(
+    _ call: @escaping @Sendable () async throws(NetworkError) -> T
+)
+    -> Task<Result<T, NetworkError>, Never>
+{
+    Task {
+        do throws(NetworkError) { return .success(try await call()) } catch { return .failure(error) }
     }
 }
 
