@@ -97,7 +97,10 @@ struct RecordingTests {
         let pool = TaskPool(
             configuration: .init(
                 transport: RecordingTransport(StubTransport { _, _ in StubResponse(body: bytes) }, recorder: recorder)))
-        _ = try await pool.send(TestEndpoint())
+        let recorded = try await pool.send(TestEndpoint())
+        // Progress passes through the recording transport: first byte and body bytes reach the pool.
+        #expect(recorded.timing?.firstByte != nil)
+        #expect(recorded.timing?.bytesReceived == bytes.count)
         let content = try #require(recorder.har.log.entries.first?.response.content)
         #expect(content.encoding == "base64")
         #expect(content.data == bytes)

@@ -144,11 +144,7 @@ public struct RecordingTransport: Transport {
         let firstByte = Locked<UInt64?>(nil)
         let timed = TransportContext(taskID: context.taskID, endpoint: context.endpoint) { progress in
             if case .response = progress { firstByte.withLock { $0 = $0 ?? MonotonicClock.now() } }
-            switch progress {
-            case .response: context.didReceiveResponse()
-            case .bytes(let count): context.didReceive(bytes: count)
-            case .redirect(let status, let url): context.didRedirect(statusCode: status, to: url)
-            }
+            context.report(progress)
         }
         do {
             let (body, response) = try await base.send(request, context: timed)

@@ -41,12 +41,15 @@ public struct TransportContext: Sendable {
         self.onProgress = onProgress
     }
 
+    /// Reports progress as it is; a transport that wraps another passes its reports on with this.
+    public func report(_ progress: Progress) { onProgress(progress) }
+
     /// Reports that the response's status and headers arrived.
-    public func didReceiveResponse() { onProgress(.response) }
+    public func didReceiveResponse() { report(.response) }
 
     /// Reports that `bytes` more body bytes arrived.
-    public func didReceive(bytes: Int) { onProgress(.bytes(bytes)) }
+    public func didReceive(bytes: Int) { report(.bytes(bytes)) }
 
     /// Reports a redirect that the transport follows.
-    public func didRedirect(statusCode: Int, to url: URL?) { onProgress(.redirect(statusCode: statusCode, to: url)) }
+    public func didRedirect(statusCode: Int, to url: URL?) { report(.redirect(statusCode: statusCode, to: url)) }
 }
