@@ -138,7 +138,7 @@ struct AuthRig {
 
     init(
         _ venue: Venue, server: TokenServer, credential: String? = "token-0", expired: Set<String> = [],
-        maximumRefreshes: Int = 3, logger: RecordingLogger = RecordingLogger()
+        maximumRefreshes: Int = 3, logger: InMemoryLogger = InMemoryLogger()
     ) throws {
         switch venue {
         case .stub:
@@ -210,7 +210,7 @@ struct AuthenticationTests {
         arguments: Venue.allCases)
     func singleFlight(venue: Venue) async throws {
         let server = TokenServer(barrier: 100, refreshDelay: 0.3)
-        let logger = RecordingLogger()
+        let logger = InMemoryLogger()
         let rig = try AuthRig(venue, server: server, logger: logger)
         defer { rig.stop() }
         // A second wave, sent while the refresh runs: it must wait for the new token.
@@ -300,7 +300,7 @@ struct AuthenticationTests {
         arguments: Venue.allCases)
     func cancelDuringRefresh(venue: Venue) async throws {
         let server = TokenServer(refreshDelay: 1.0)
-        let logger = RecordingLogger()
+        let logger = InMemoryLogger()
         let rig = try AuthRig(venue, server: server, logger: logger)
         defer { rig.stop() }
         let first = Task { await rig.wave(1) }

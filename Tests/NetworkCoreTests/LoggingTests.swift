@@ -7,7 +7,7 @@ import Testing
 struct LoggingTests {
     @Test("the pool reports start and finish with status, bytes and duration")
     func events() async throws {
-        let logger = RecordingLogger()
+        let logger = InMemoryLogger()
         let pool = TaskPool.stubbed(delay: 0.05, logger: logger) { _, _ in .json(#"{"a": 1}"#, statusCode: 201) }
         _ = try await pool.send(TestEndpoint(path: "things"), id: "make")
         let events = logger.events
@@ -23,7 +23,7 @@ struct LoggingTests {
 
     @Test("a failure is logged with its error and status; a cancel as cancelled")
     func failureEvents() async throws {
-        let logger = RecordingLogger()
+        let logger = InMemoryLogger()
         let pool = TaskPool.stubbed(delay: 0.05, logger: logger) { request, _ in
             .json(#"{"status_message": "gone"}"#, statusCode: 404)
         }

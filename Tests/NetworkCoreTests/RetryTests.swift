@@ -44,7 +44,7 @@ enum Venue: String, CaseIterable, Sendable {
 
     /// A pool for `script` at this venue, and the base URL to use; `stop` ends a server.
     func pool(
-        _ script: Script, logger: RecordingLogger = RecordingLogger(), interceptors: [any RequestInterceptor],
+        _ script: Script, logger: InMemoryLogger = InMemoryLogger(), interceptors: [any RequestInterceptor],
         resourceTimeout: TimeInterval? = nil
     ) throws -> (pool: TaskPool, baseURL: String, stop: @Sendable () -> Void) {
         switch self {
@@ -75,7 +75,7 @@ struct RetryTests {
     @Test("503 twice then 200 succeeds on attempt 3, visible on the task and in the log", arguments: Venue.allCases)
     func failTwiceThenSucceed(venue: Venue) async throws {
         let script = Script.failing(2)
-        let logger = RecordingLogger()
+        let logger = InMemoryLogger()
         let (pool, base, stop) = try venue.pool(script, logger: logger, interceptors: [fastRetry()])
         defer { stop() }
         let caller = Task { try await pool.send(TestEndpoint(baseURL: base, path: "flaky"), id: "flaky") }
@@ -165,7 +165,7 @@ struct RetryTests {
         arguments: Venue.allCases)
     func cancelDuringBackoff(venue: Venue) async throws {
         let script = Script { _ in .json("{}", statusCode: 503, headers: ["Retry-After": "30"]) }
-        let logger = RecordingLogger()
+        let logger = InMemoryLogger()
         let (pool, base, stop) = try venue.pool(script, logger: logger, interceptors: [fastRetry()])
         defer { stop() }
         let ended = Locked<(at: Date, error: NetworkError?)?>(nil)
@@ -279,7 +279,7 @@ struct RetryTests {
         "httpbin: /status/503 is retried up to the policy's limit, then fails with 503",
         .enabled(if: HTTPBin.url != nil, "NETWORKCORE_HTTPBIN_URL is not set"))
     func httpbinRetries() async throws {
-        let logger = RecordingLogger()
+        let logger = InMemoryLogger()
         let pool = TaskPool(configuration: .init(logger: logger, interceptors: [fastRetry(maximumAttempts: 3)]))
         let error = await #expect(throws: NetworkError.self) { try await pool.send(HTTPBinEndpoint.status(503)) }
         #expect(error?.statusCode == 503)

@@ -36,7 +36,7 @@ final class GateTransport: Transport, @unchecked Sendable {  // `lock` guards th
 struct TaskPoolTests {
     @Test("send returns the response; the task is active while it runs and gone after")
     func sendAndTrack() async throws {
-        let logger = RecordingLogger()
+        let logger = InMemoryLogger()
         let pool = TaskPool.stubbed(delay: 0.2, logger: logger) { _, _ in .json(#"{"id": 7}"#) }
         async let response = pool.send(TestEndpoint(), id: "item")
         #expect(await eventually { pool.task(id: "item") != nil })
@@ -162,7 +162,7 @@ struct TaskPoolTests {
     @Test("replace: the running task is cancelled and the new one runs")
     func replacePolicy() async throws {
         let requests = Counter()
-        let logger = RecordingLogger()
+        let logger = InMemoryLogger()
         let pool = TaskPool.stubbed(delay: 0.3, policy: .replace, logger: logger) { request, _ in
             requests.increment()
             return .json(#"{"path": "\#(request.url!.path)"}"#)
@@ -241,7 +241,7 @@ struct TaskPoolTests {
 
     @Test("exactly once: 1,000 concurrent sends with random cancels each end once and leave once")
     func exactlyOnce() async throws {
-        let logger = RecordingLogger()
+        let logger = InMemoryLogger()
         // Every tenth task never answers by itself and must be cancelled; the rest answer within 3 ms
         // unless a random cancel reaches them first.
         let pool = TaskPool(

@@ -12,24 +12,9 @@ struct TestEndpoint: Endpoint {
     var sampleData: Data?
 }
 
-/// A logger that keeps every event, for assertions.
-final class RecordingLogger: NetworkLogger, @unchecked Sendable {  // `lock` guards `storage`.
-    private let lock = NSLock()
-    private var storage: [TaskEvent] = []
-
-    func log(_ event: TaskEvent) {
-        lock.lock()
-        storage.append(event)
-        lock.unlock()
-    }
-
-    var events: [TaskEvent] {
-        lock.lock()
-        defer { lock.unlock() }
-        return storage
-    }
-
-    func count(_ kind: TaskEvent.Kind) -> Int { events.filter { $0.kind == kind }.count }
+extension InMemoryLogger {
+    /// How many events of this kind were logged.
+    func count(_ kind: TaskEvent.Kind) -> Int { events(kind).count }
 }
 
 /// Counts how often something happened, from any thread.
@@ -55,7 +40,7 @@ final class Counter: @unchecked Sendable {  // `lock` guards `value`.
 extension TaskPool {
     /// A pool over a stub transport, with a recording logger.
     static func stubbed(
-        delay: TimeInterval = 0, policy: DuplicatePolicy = .join, logger: RecordingLogger = RecordingLogger(),
+        delay: TimeInterval = 0, policy: DuplicatePolicy = .join, logger: InMemoryLogger = InMemoryLogger(),
         responder: @escaping StubTransport.Responder = { _, _ in .json(#"{"ok": true}"#) }
     ) -> TaskPool {
         TaskPool(
