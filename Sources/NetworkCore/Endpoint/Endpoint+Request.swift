@@ -7,7 +7,7 @@ import Foundation
 extension Endpoint {
     /// Base URL and path joined by one `/`, as written, for error messages.
     var urlString: String {
-        Self.join(baseURL.trimmingCharacters(in: .whitespaces), path.trimmingCharacters(in: .whitespaces))
+        Self.join(baseURL.trimmingWhitespace(), path.trimmingWhitespace())
     }
 
     /// Builds the `URLRequest` this endpoint describes.
@@ -25,34 +25,41 @@ extension Endpoint {
     {
         let url = try validatedURL()
         var request = URLRequest(url: url)
-        request.httpMethod = method.rawValue
+        // A request is a GET until told otherwise; FoundationNetworking's setter compares case-insensitively.
+        if method != .get { request.httpMethod = method.rawValue }
         let seconds = self.timeout ?? timeout
         guard seconds > 0, seconds.isFinite else {
             throw .invalidEndpoint(
                 url: urlString, reason: "the timeout must be a positive number of seconds, not \(seconds)")
         }
         request.timeoutInterval = seconds
-        try setHeaders(defaultHeaders, on: &request)
-        try setHeaders(headers, on: &request)
+        var fields: [String: String] = [:]
+        try merge(defaultHeaders, into: &fields)
+        try merge(headers, into: &fields)
+        if case .parameters(_, _, _, let taskHeaders) = task { try merge(taskHeaders, into: &fields) }
+        // One assignment: `setValue(_:forHTTPHeaderField:)` copies the whole dictionary per header.
+        request.allHTTPHeaderFields = fields
         try apply(task, to: &request)
         return request
     }
 
     private func validatedURL() throws(NetworkError) -> URL {
-        let base = baseURL.trimmingCharacters(in: .whitespaces)
+        let base = baseURL.trimmingWhitespace()
         let head = URLParts.split(head: base)
-        let scheme = head.prefix.dropLast(3)
-        guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) else {
+        let scheme = head.prefix.utf8.dropLast(3)
+        guard let first = scheme.first, Self.isLetter(first),
+            scheme.allSatisfy({ Self.isLetter($0) || Self.isDigit($0) || "+-.".utf8.contains($0) })
+        else {
             throw .invalidEndpoint(url: base, reason: "the base URL needs a scheme such as https://")
         }
         guard !head.authority.isEmpty else { throw .invalidEndpoint(url: base, reason: "the base URL has no host") }
-        guard !base.contains("?"), !base.contains("#") else {
+        guard !base.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else {
             throw .invalidEndpoint(
                 url: base, reason: "the base URL must not carry a query or fragment; put them in the path or task")
         }
-        var path = self.path.trimmingCharacters(in: .whitespaces)
+        var path = self.path.trimmingWhitespace()
         var query = ""
-        if let mark = path.firstIndex(of: "?") {
+        if let mark = path.utf8.firstIndex(of: UInt8(ascii: "?")) {
             query = String(path[mark...])
             path = String(path[..<mark])
         }
@@ -78,8 +85,7 @@ extension Endpoint {
             try encoder.encode(ParameterValue.values(of: parameters), into: &request)
         case .bodyParameters(let parameters, let encoder):
             try encoder.encode(ParameterValue.values(of: parameters), into: &request)
-        case .parameters(let url, let body, let bodyEncoder, let headers):
-            try setHeaders(headers, on: &request)
+        case .parameters(let url, let body, let bodyEncoder, _):  // headers were merged with the others
             try URLQueryEncoder().encode(ParameterValue.values(of: url), into: &request)
             try bodyEncoder.encode(ParameterValue.values(of: body), into: &request)
         case .jsonEncodable(let value, let encoder):
@@ -95,9 +101,10 @@ extension Endpoint {
         }
     }
 
-    /// Sets the headers, rejecting names that are not HTTP tokens and values with line breaks,
-    /// which would otherwise smuggle in headers of their own (Foundation would drop them silently).
-    private func setHeaders(_ headers: [String: String], on request: inout URLRequest) throws(NetworkError) {
+    /// Adds the headers under their canonical names (a later spelling of a name replaces an earlier
+    /// one), rejecting names that are not HTTP tokens and values with line breaks, which would
+    /// otherwise smuggle in headers of their own (Foundation would drop them silently).
+    private func merge(_ headers: [String: String], into fields: inout [String: String]) throws(NetworkError) {
         for (name, value) in headers {
             guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenByte) else {
                 throw .invalidEndpoint(url: urlString, reason: "'\(name)' is not a valid header name")
@@ -105,16 +112,17 @@ extension Endpoint {
             guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
                 throw .invalidEndpoint(url: urlString, reason: "the value of header '\(name)' contains a line break")
             }
-            request.setValue(value, forHTTPHeaderField: name)
+            fields[HeaderName.canonical(name)] = value
         }
     }
 
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+
     private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
+        isLetter(byte) || isDigit(byte) || "!#$%&'*+-.^_`|~".utf8.contains(byte)
     }
 }

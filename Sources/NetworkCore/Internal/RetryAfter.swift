@@ -4,7 +4,7 @@ import Foundation
 enum RetryAfter {
     /// Seconds to wait from `now`, or `nil` for a missing or unreadable value. A date in the past is 0.
     static func seconds(_ value: String?, now: Date = Date()) -> TimeInterval? {
-        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        guard let value = value?.trimmingWhitespace(), !value.isEmpty else { return nil }
         if let seconds = Int(value) { return seconds >= 0 ? TimeInterval(seconds) : nil }
         for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
             let formatter = DateFormatter()

@@ -7,19 +7,20 @@ struct URLParts {
 
     init(_ string: String) {
         var rest = Substring(string)
-        if let hash = rest.firstIndex(of: "#") {
+        if let hash = rest.utf8.firstIndex(of: UInt8(ascii: "#")) {
             fragment = String(rest[rest.index(after: hash)...])
             rest = rest[..<hash]
         }
-        guard let mark = rest.firstIndex(of: "?") else {
+        guard let mark = rest.utf8.firstIndex(of: UInt8(ascii: "?")) else {
             head = String(rest)
             pairs = []
             return
         }
         head = String(rest[..<mark])
         pairs = rest[rest.index(after: mark)...].split(separator: "&").map { pair in
-            let name = pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
-            return (name: (name.removingPercentEncoding ?? name), rawPair: String(pair))
+            let name = String(pair[..<(pair.utf8.firstIndex(of: UInt8(ascii: "=")) ?? pair.endIndex)])
+            let decoded = name.utf8.contains(UInt8(ascii: "%")) ? name.removingPercentEncoding : nil
+            return (name: decoded ?? name, rawPair: String(pair))
         }
     }
 
@@ -34,23 +35,36 @@ struct URLParts {
         let path: Substring
 
         /// The user info before the authority's last `@`, if there is one.
-        var userInfo: Substring? { authority.lastIndex(of: "@").map { authority[..<$0] } }
+        var userInfo: Substring? { authority.utf8.lastIndex(of: UInt8(ascii: "@")).map { authority[..<$0] } }
 
         /// Host and port, after any user info.
         var host: Substring {
-            authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
+            authority.utf8.lastIndex(of: UInt8(ascii: "@")).map { authority[authority.index(after: $0)...] }
+                ?? authority
         }
     }
 
     /// Cuts a head (a URL without query and fragment) at its authority.
     static func split(head: String) -> Head {
-        guard let schemeEnd = head.range(of: "://") else {
+        guard let authorityStart = schemeSeparatorEnd(in: head) else {
             return Head(prefix: head.prefix(0), authority: head.prefix(0), path: head[...])
         }
-        let authorityEnd = head[schemeEnd.upperBound...].firstIndex(of: "/") ?? head.endIndex
+        let authorityEnd = head.utf8[authorityStart...].firstIndex(of: UInt8(ascii: "/")) ?? head.endIndex
         return Head(
-            prefix: head[..<schemeEnd.upperBound], authority: head[schemeEnd.upperBound..<authorityEnd],
+            prefix: head[..<authorityStart], authority: head[authorityStart..<authorityEnd],
             path: head[authorityEnd...])
+    }
+
+    /// Where the first `://` ends, found byte by byte.
+    private static func schemeSeparatorEnd(in string: String) -> String.Index? {
+        let bytes = string.utf8
+        var from = bytes.startIndex
+        while let colon = bytes[from...].firstIndex(of: UInt8(ascii: ":")) {
+            let rest = bytes[bytes.index(after: colon)...]
+            if rest.starts(with: "//".utf8) { return bytes.index(colon, offsetBy: 3) }
+            from = rest.startIndex
+        }
+        return nil
     }
 
     /// The URL again, from the head and the given pairs, without the fragment.

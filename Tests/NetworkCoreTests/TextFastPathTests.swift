@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+@testable import NetworkCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The byte-level shortcuts the request builder takes must give exactly what Foundation gives.
+@Suite("Text fast paths agree with Foundation")
+struct TextFastPathTests {
+    static let tokenBytes = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+-.^_`|~".utf8)
+
+    @Test("header names are spelled as FoundationNetworking's setValue(_:forHTTPHeaderField:) spells them")
+    func headerNames() {
+        let table = [
+            "accept", "Accept", "x-api-key", "X-API-KEY", "content-TYPE", "www_authenticate", "x.trace", "a1b",
+            "x-1abc", "dnt", "x--y", "x'y", "x^y", "x`y", "-'y", "'a", "x''Y", "9lives", "X", "x",
+        ]
+        for name in table {
+            #expect(HeaderName.canonical(name) == name.capitalized, "\(name)")
+        }
+        var generator = SeededRandom(seed: 42)
+        for _ in 0..<2_000 {
+            let length = Int.random(in: 1...12, using: &generator)
+            let bytes = (0..<length).map { _ in Self.tokenBytes.randomElement(using: &generator)! }
+            let name = String(decoding: bytes, as: UTF8.self)
+            #expect(HeaderName.canonical(name) == name.capitalized, "\(name)")
+        }
+    }
+
+    @Test("a request carries each header once, under the name setValue would give, later sources winning")
+    func mergedHeaders() throws {
+        let request = try TestEndpoint(headers: ["x-trace": "endpoint", "ACCEPT": "text/plain"])
+            .urlRequest(defaultHeaders: ["Accept": "application/json", "X-Trace": "pool", "user-agent": "UA"])
+        #expect(request.allHTTPHeaderFields == ["Accept": "text/plain", "X-Trace": "endpoint", "User-Agent": "UA"])
+        var expected = URLRequest(url: request.url!)
+        for (name, value) in ["Accept": "text/plain", "x-trace": "endpoint", "user-agent": "UA"] {
+            expected.setValue(value, forHTTPHeaderField: name)
+        }
+        #if canImport(FoundationNetworking)
+            #expect(request.allHTTPHeaderFields == expected.allHTTPHeaderFields)
+        #endif
+    }
+
+    @Test("trimming whitespace gives what trimmingCharacters(in: .whitespaces) gives")
+    func trimming() {
+        let table = [
+            "", " ", "\t", "https://api.example.com", " https://api.example.com ", "\tpath\t", "\u{00A0}x\u{00A0}",
+            "\u{2003}x", "x\u{3000}", "é", " é ", "a b", "\n", "x\n",
+        ]
+        for text in table {
+            #expect(text.trimmingWhitespace() == text.trimmingCharacters(in: .whitespaces), "\(text.debugDescription)")
+        }
+    }
+}
