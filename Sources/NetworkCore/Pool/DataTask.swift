@@ -96,10 +96,10 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         self.lock = lock
         startDate = Date()
         startTime = MonotonicClock.now()
-        LiveObjects.dataTasks.withLock { $0 += 1 }
+        LiveObjects.created(.dataTask)
     }
 
-    deinit { LiveObjects.dataTasks.withLock { $0 -= 1 } }
+    deinit { LiveObjects.destroyed(.dataTask) }
 
     /// Where the task is in its life.
     public var state: State {

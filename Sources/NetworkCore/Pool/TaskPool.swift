@@ -140,8 +140,13 @@ public final class TaskPool: @unchecked Sendable {
     /// - Returns: whether a running task was cancelled.
     @discardableResult
     public func cancel(id: String) -> Bool {
-        guard let task = lock.withLock({ active[id] }) else { return false }
-        return settle(task, with: .failure(.cancelled))
+        let ended = lock.withLock { () -> (DataTask, Ending)? in
+            guard let task = active[id] else { return nil }
+            return end(task, with: .failure(.cancelled)).map { (task, $0) }
+        }
+        guard let (task, ending) = ended else { return false }
+        deliver(ending, of: task)
+        return true
     }
 
     /// Cancels every running task.
@@ -392,32 +397,50 @@ public final class TaskPool: @unchecked Sendable {
     /// - Returns: whether this call ended the task.
     @discardableResult
     func settle(_ task: DataTask, with outcome: DataTask.Outcome) -> Bool {
-        let ended = lock.withLock {
-            () -> (waiters: [DataTask.Waiter], helpers: [Task<Void, Never>])? in
-            guard task.storage.outcome == nil else { return nil }
-            task.storage.outcome = outcome
-            task.storage.endDate = Date()
-            task.storage.endTime = MonotonicClock.now()
-            if active[task.id] === task { active[task.id] = nil }
-            defer {
-                task.storage.waiters = []
-                task.storage.runner = nil
-                task.storage.watchdog = nil
-                task.storage.stallMonitor = nil
-            }
-            let helpers = [task.storage.runner, task.storage.watchdog, task.storage.stallMonitor].compactMap { $0 }
-            return (task.storage.waiters, helpers)
-        }
-        guard let ended else { return false }
-        switch outcome {
+        guard let ending = lock.withLock({ end(task, with: outcome) }) else { return false }
+        deliver(ending, of: task)
+        return true
+    }
+
+    /// What ending a task leaves to do outside the lock.
+    private struct Ending {
+        let outcome: DataTask.Outcome
+        let waiters: [DataTask.Waiter]
+        let runner: Task<Void, Never>?
+        let watchdog: Task<Void, Never>?
+        let stallMonitor: Task<Void, Never>?
+    }
+
+    /// Sets the outcome and removes the task from the active set; call with `lock` held.
+    /// - Returns: `nil` when the task had ended already.
+    private func end(_ task: DataTask, with outcome: DataTask.Outcome) -> Ending? {
+        guard task.storage.outcome == nil else { return nil }
+        task.storage.outcome = outcome
+        task.storage.endDate = Date()
+        task.storage.endTime = MonotonicClock.now()
+        if active[task.id] === task { active[task.id] = nil }
+        let ending = Ending(
+            outcome: outcome, waiters: task.storage.waiters, runner: task.storage.runner,
+            watchdog: task.storage.watchdog, stallMonitor: task.storage.stallMonitor)
+        task.storage.waiters = []
+        task.storage.runner = nil
+        task.storage.watchdog = nil
+        task.storage.stallMonitor = nil
+        return ending
+    }
+
+    /// Logs the end, resumes the waiters, and stops whatever of the task still runs: the runner
+    /// itself, a cancel or the deadline may have ended it, and nothing of it keeps running.
+    private func deliver(_ ending: Ending, of task: DataTask) {
+        switch ending.outcome {
         case .success: log(.finished, task)
         case .failure(.cancelled): log(.cancelled, task)
         case .failure: log(.failed, task)
         }
-        for waiter in ended.waiters { waiter.resume(outcome) }
-        // Whoever ended the task (the runner itself, a cancel, the deadline), nothing of it keeps running.
-        for helper in ended.helpers { helper.cancel() }
-        return true
+        for waiter in ending.waiters { waiter.resume(ending.outcome) }
+        ending.runner?.cancel()
+        ending.watchdog?.cancel()
+        ending.stallMonitor?.cancel()
     }
 
     /// Awaits the task's outcome. Cancelling the calling Swift task withdraws this caller

@@ -34,10 +34,10 @@ public final class Response: @unchecked Sendable {  // immutable but for `status
         self.body = body
         self.duration = duration
         self.statusReader = statusReader
-        LiveObjects.responses.withLock { $0 += 1 }
+        LiveObjects.created(.response)
     }
 
-    deinit { LiveObjects.responses.withLock { $0 -= 1 } }
+    deinit { LiveObjects.destroyed(.response) }
 
     /// The HTTP status code, e.g. `200`.
     public var statusCode: Int { httpResponse.statusCode }
