@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackServer
 import Testing
 
 @testable import NetworkCore
@@ -82,5 +83,36 @@ struct URLSessionTransportTests {
     func status() async throws {
         let pool = TaskPool(configuration: .init(transport: transport()))
         await #expect(throws: NetworkError.self) { try await pool.send(TestEndpoint(path: "missing")) }
+    }
+}
+
+@Suite("URLSessionTransport (loopback HTTP server)")
+struct URLSessionTransportLoopbackTests {
+    @Test(
+        "a 401 with a WWW-Authenticate challenge arrives as that 401, body and all, and does not hang",
+        arguments: [
+            #"Basic realm="api""#, #"Bearer realm="api", error="invalid_token""#, #"Bearer error="invalid_token""#,
+        ]
+    )
+    func challengeArrivesAsResponse(challenge: String) async throws {
+        let body = Data(#"{"status_code":7,"status_message":"Invalid API key"}"#.utf8)
+        let server = try LoopbackServer { _ in
+            StubResponse(
+                statusCode: 401, headers: ["WWW-Authenticate": challenge, "Content-Type": "application/json"],
+                body: body)
+        }
+        defer { server.stop() }
+        // The deadline only bounds the test: without the fix the task never ends.
+        let pool = TaskPool(
+            configuration: .init(transport: URLSessionTransport(configuration: .ephemeral), resourceTimeout: 10))
+        let started = Date()
+        await #expect {
+            _ = try await pool.send(TestEndpoint(baseURL: server.baseURL, path: "/secret"))
+        } throws: { error in
+            guard case NetworkError.httpStatus(let response) = error else { return false }
+            return response.statusCode == 401 && response.body == body && response.serverCode == 7
+        }
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(pool.activeTasks.isEmpty)
     }
 }

@@ -9,6 +9,12 @@ import Foundation
 /// Cancelling the Swift task that awaits ``send(_:context:)`` cancels the `URLSessionTask`.
 /// Body bytes are counted as they arrive, by the session's delegate, on every platform
 /// (FoundationNetworking on Linux never updates a data task's progress).
+///
+/// On FoundationNetworking the session's `delegateQueue` runs each delegate call at once, on the
+/// session's own queue, as `URLSession.data(for:)` does for its completion there: an `OperationQueue`
+/// hop per response, chunk and completion would cost more CPU than the rest of the pool. So a
+/// ``NetworkLogger`` sees redirect events on that queue and must not block; and blocks added to
+/// `session.delegateQueue` run at once.
 /// ```swift
 /// let configuration = URLSessionConfiguration.ephemeral
 /// configuration.httpMaximumConnectionsPerHost = 16
@@ -22,7 +28,11 @@ public final class URLSessionTransport: Transport {
     /// Creates a transport with its own session built from `configuration`.
     public init(configuration: URLSessionConfiguration = .default) {
         delegate = SessionDelegate()
-        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        #if canImport(FoundationNetworking)
+            session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: InlineDelegateQueue())
+        #else
+            session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        #endif
     }
 
     deinit {
@@ -40,7 +50,10 @@ public final class URLSessionTransport: Transport {
                 task.resume()
             }
         } onCancel: {
-            state.cancel()
+            // Not here and now: the cancellation handler runs with the Swift task's status locked, and
+            // `URLSessionTask.cancel()` waits for the session's queue, where a delegate call may be
+            // resuming this very task (which needs that lock).
+            DispatchQueue.global().async { state.cancel() }
         }
     }
 }
@@ -68,3 +81,15 @@ private final class CancelState: @unchecked Sendable {
         }?.cancel()
     }
 }
+
+#if canImport(FoundationNetworking)
+    /// The delegate queue of a transport's session on FoundationNetworking. FoundationNetworking hands
+    /// every delegate call to `addOperation(_:)`; this runs it at once, on the session's serial queue, in
+    /// order. The delegate's work is short and never waits on the session (see ``SessionDelegate``).
+    private final class InlineDelegateQueue: OperationQueue, @unchecked Sendable {
+        // @unchecked Sendable: no state of its own.
+        override func addOperation(_ block: @escaping @Sendable () -> Void) {
+            block()
+        }
+    }
+#endif
