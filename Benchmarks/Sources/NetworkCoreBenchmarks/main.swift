@@ -21,6 +21,9 @@ struct Options {
     var inflight = [1, 8, 64, 256]
     var scale = [1_000, 10_000, 100_000]
     var output = "results/latest.json"
+    var suites: Set<String> = ["throughput", "pool", "parse"]
+    var clients = Client.allCases
+    var payloads = Payload.allCases
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
@@ -34,6 +37,9 @@ struct Options {
             case "--inflight": options.inflight = value.split(separator: ",").compactMap { Int($0) }
             case "--scale": options.scale = value.split(separator: ",").compactMap { Int($0) }
             case "--output": options.output = value
+            case "--suites": options.suites = Set(value.split(separator: ",").map(String.init))
+            case "--clients": options.clients = value.split(separator: ",").map { Client.named(String($0)) }
+            case "--payloads": options.payloads = value.split(separator: ",").map { Payload.named(String($0)) }
             default: fatalError("unknown option \(argument)")
             }
         }
@@ -92,12 +98,28 @@ struct FileEndpoint: Endpoint {
 enum Payload: String, CaseIterable, Sendable {
     case small = "small.json"
     case page = "page.json"
+
+    /// `small` or `page`, as `--payloads` takes them.
+    static func named(_ name: String) -> Payload {
+        guard let payload = allCases.first(where: { "\($0)" == name }) else {
+            fatalError("unknown payload \(name); use small, page")
+        }
+        return payload
+    }
 }
 
 enum Client: String, CaseIterable, Sendable {
     case raw = "URLSession"
     case networkCore = "NetworkCore/URLSession"
     case networkCoreNIO = "NetworkCore/AsyncHTTPClient"
+
+    /// `raw`, `networkCore` or `networkCoreNIO`, as `--clients` takes them.
+    static func named(_ name: String) -> Client {
+        guard let client = allCases.first(where: { "\($0)" == name }) else {
+            fatalError("unknown client \(name); use \(allCases.map { "\($0)" }.joined(separator: ", "))")
+        }
+        return client
+    }
 }
 
 // MARK: Measuring
@@ -237,11 +259,11 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
     print(
         "payload     in flight  client                        req/s (min/med/max)        p50 µs  p99 µs  CPU µs/req  ×rps vs raw (min/med/max)  ×CPU vs raw"
     )
-    for payload in Payload.allCases {
+    for payload in options.payloads {
         for inflight in options.inflight {
             var samples: [Client: [Sample]] = [:]
             for repetition in 0..<options.repetitions {
-                let order = Client.allCases.indices.map { Client.allCases[($0 + repetition) % Client.allCases.count] }
+                let order = options.clients.indices.map { options.clients[($0 + repetition) % options.clients.count] }
                 for client in order {
                     _ = await measure(count: options.warmUp, inflight: inflight) {
                         try await clients.call(client, payload, index: $0)
@@ -252,19 +274,21 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
                     samples[client, default: []].append(sample)
                 }
             }
-            let raw = samples[.raw]!
-            for client in Client.allCases {
+            // Without raw URLSession in the run (`--clients`), there is nothing to compare with.
+            let raw = samples[.raw] ?? []
+            for client in options.clients {
                 let list = samples[client]!
                 let rpsRatios = zip(list, raw).map { $0.rps / $1.rps }
                 let cpuRatios = zip(list, raw).map { $0.cpuPerRequest / $1.cpuPerRequest }
+                let compared = client != .raw && !raw.isEmpty
                 let rps = list.map(\.rps)
                 let row = Row(
                     suite: "throughput", client: client.rawValue, payload: payload.rawValue, inflight: inflight,
                     rps: median(rps), p50_us: median(list.map(\.p50)), p99_us: median(list.map(\.p99)),
                     cpu_us_per_req: median(list.map(\.cpuPerRequest)),
-                    rps_ratio_vs_urlsession: client == .raw ? nil : median(rpsRatios),
-                    cpu_ratio_vs_urlsession: client == .raw ? nil : median(cpuRatios),
-                    detail: client == .raw
+                    rps_ratio_vs_urlsession: compared ? median(rpsRatios) : nil,
+                    cpu_ratio_vs_urlsession: compared ? median(cpuRatios) : nil,
+                    detail: !compared
                         ? ["rps_min": rps.min()!, "rps_max": rps.max()!]
                         : [
                             "rps_min": rps.min()!, "rps_max": rps.max()!, "rps_ratio_min": rpsRatios.min()!,
@@ -273,7 +297,7 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
                         ])
                 rows.append(row)
                 let ratios =
-                    client == .raw
+                    !compared
                     ? "-"
                     : "\(fmt(rpsRatios.min()!, 3))/\(fmt(median(rpsRatios), 3))/\(fmt(rpsRatios.max()!, 3))"
                 let padded = { (text: String, width: Int) in text.padding(toLength: width, withPad: " ", startingAt: 0)
@@ -283,7 +307,7 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
                         + padded("\(fmt(rps.min()!))/\(fmt(median(rps)))/\(fmt(rps.max()!))", 27)
                         + padded(fmt(row.p50_us!), 8) + padded(fmt(row.p99_us!), 8)
                         + padded(fmt(row.cpu_us_per_req!), 12)
-                        + padded(ratios, 27) + (client == .raw ? "-" : fmt(median(cpuRatios), 3)))
+                        + padded(ratios, 27) + (compared ? fmt(median(cpuRatios), 3) : "-"))
             }
         }
     }
@@ -425,10 +449,11 @@ func parseCost(_ options: Options) async throws -> [Row] {
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
 print("# NetworkCore benchmarks, \(ProcessInfo.processInfo.activeProcessorCount) cores, against \(options.baseURL)")
 let clients = Clients(baseURL: options.baseURL)
-var rows = await throughput(options, clients: clients)
-rows += await poolScale(options)
-rows += try await parseCost(options)
-try await clients.http.shutdown()
+var rows: [Row] = []
+if options.suites.contains("throughput") { rows += await throughput(options, clients: clients) }
+if options.suites.contains("pool") { rows += await poolScale(options) }
+if options.suites.contains("parse") { rows += try await parseCost(options) }
+try await clients.http.shutdown().get()
 let encoder = JSONEncoder()
 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
 let output = URL(fileURLWithPath: options.output)
