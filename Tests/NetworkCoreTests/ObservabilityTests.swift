@@ -51,6 +51,28 @@ struct ObservabilityTests {
         checkMonotonic(timings)
     }
 
+    @Test("a task cancelled mid-attempt ends with that attempt closed, and its figures stop changing")
+    func timingsFinalOnCancel() async throws {
+        let pool = TaskPool.stubbed(delay: 0.3)
+        pool.send(TestEndpoint(method: .post, task: .data(Data("abc".utf8), contentType: "text/plain")), id: "c") { _ in
+        }
+        let task = try #require(pool.task(id: "c"))
+        #expect(await eventually { task.phase == .sending })
+        #expect(pool.cancel(id: "c"))
+        let atEnd = task.timings
+        #expect(atEnd.attempts.count == 1)
+        #expect(atEnd.attempts.first?.statusCode == nil)
+        #expect(atEnd.attempts.first?.bytesSent == 3)
+        #expect(atEnd.attempts.first?.firstByte == nil)
+        let attempt = try #require(atEnd.attempts.first)
+        #expect(attempt.start >= (atEnd.started ?? .infinity))
+        #expect(attempt.end >= attempt.start)
+        #expect((atEnd.finished ?? -1) >= attempt.end)
+        try await Task.sleep(nanoseconds: 100_000_000)  // the transport's own ending arrives after the cancel
+        #expect(task.timings == atEnd)
+        #expect(task.bytesReceived == 0)
+    }
+
     @Test(
         "timings over HTTP: httpbin's /delay/1 waits about a second for its first byte",
         .enabled(if: HTTPBin.url != nil, "NETWORKCORE_HTTPBIN_URL is not set"))

@@ -64,6 +64,8 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         var attemptStart: UInt64 = 0
         var attemptFirstByte: UInt64?
         var attemptBytes = 0
+        /// The attempt being sent, until its timing is closed: its number and the body bytes it sends.
+        var openAttempt: (number: Int, bytesSent: Int)?
         var attemptTimings: [TaskTimings.Attempt] = []
         var bytesReceived = 0
         var endDate: Date?

@@ -305,17 +305,18 @@ public final class TaskPool: @unchecked Sendable {
         let context = TransportContext(taskID: task.id, endpoint: endpoint) { [self] progress in
             record(progress, of: task)
         }
+        let bytesSent = request.httpBody?.count ?? 0
         let number = lock.withLock { () -> Int in
             let now = MonotonicClock.now()
             task.storage.started = task.storage.started ?? now
             task.storage.attemptStart = now
             task.storage.attemptFirstByte = nil
             task.storage.attemptBytes = 0
+            task.storage.openAttempt = (task.storage.attempts, bytesSent)
             task.storage.lastProgress = now
             task.storage.phase = .sending
             return task.storage.attempts
         }
-        let bytesSent = request.httpBody?.count ?? 0
         do {
             let (body, httpResponse) = try await configuration.transport.send(request, context: context)
             let timing = finishAttempt(
@@ -335,6 +336,7 @@ public final class TaskPool: @unchecked Sendable {
         switch progress {
         case .response:
             lock.withLock {
+                guard task.storage.outcome == nil else { return }  // an ended task's figures stay as they were
                 let now = MonotonicClock.now()
                 task.storage.firstByte = task.storage.firstByte ?? now
                 task.storage.attemptFirstByte = task.storage.attemptFirstByte ?? now
@@ -342,6 +344,7 @@ public final class TaskPool: @unchecked Sendable {
             }
         case .bytes(let count):
             lock.withLock {
+                guard task.storage.outcome == nil else { return }
                 let now = MonotonicClock.now()
                 task.storage.firstByte = task.storage.firstByte ?? now
                 task.storage.attemptFirstByte = task.storage.attemptFirstByte ?? now
@@ -357,6 +360,7 @@ public final class TaskPool: @unchecked Sendable {
     }
 
     /// Closes the attempt's timing; `received` is the body size when the transport returned one.
+    /// If the task ended meanwhile, its attempt was closed then and stays as it was.
     @discardableResult
     private func finishAttempt(
         _ number: Int, of task: DataTask, bytesSent: Int, received: Int?, status: Int?
@@ -364,17 +368,32 @@ public final class TaskPool: @unchecked Sendable {
         -> TaskTimings.Attempt
     {
         lock.withLock {
-            let bytes = max(task.storage.attemptBytes, received ?? 0)
-            // Transports that report no progress still count what they returned.
-            task.storage.bytesReceived += bytes - task.storage.attemptBytes
-            task.storage.attemptBytes = bytes
-            let timing = TaskTimings.Attempt(
-                number: number, start: task.offset(task.storage.attemptStart),
-                firstByte: task.storage.attemptFirstByte.map(task.offset), end: task.offset(MonotonicClock.now()),
-                bytesSent: bytesSent, bytesReceived: bytes, statusCode: status)
-            task.storage.attemptTimings.append(timing)
-            return timing
+            guard task.storage.openAttempt?.number == number else {
+                return task.storage.attemptTimings.last { $0.number == number }
+                    ?? TaskTimings.Attempt(
+                        number: number, start: task.offset(task.storage.attemptStart), firstByte: nil,
+                        end: task.offset(MonotonicClock.now()), bytesSent: bytesSent, bytesReceived: received ?? 0,
+                        statusCode: status)
+            }
+            return closeAttempt(of: task, received: received, status: status)
         }
+    }
+
+    /// Appends the open attempt's timing and closes it; call with `lock` held.
+    @discardableResult
+    private func closeAttempt(of task: DataTask, received: Int?, status: Int?) -> TaskTimings.Attempt {
+        let open = task.storage.openAttempt ?? (task.storage.attempts, 0)
+        let bytes = max(task.storage.attemptBytes, received ?? 0)
+        // Transports that report no progress still count what they returned.
+        task.storage.bytesReceived += bytes - task.storage.attemptBytes
+        task.storage.attemptBytes = bytes
+        let timing = TaskTimings.Attempt(
+            number: open.number, start: task.offset(task.storage.attemptStart),
+            firstByte: task.storage.attemptFirstByte.map(task.offset), end: task.offset(MonotonicClock.now()),
+            bytesSent: open.bytesSent, bytesReceived: bytes, statusCode: status)
+        task.storage.attemptTimings.append(timing)
+        task.storage.openAttempt = nil
+        return timing
     }
 
     private func setPhase(_ phase: DataTask.Phase, of task: DataTask) {
@@ -416,6 +435,8 @@ public final class TaskPool: @unchecked Sendable {
     private func end(_ task: DataTask, with outcome: DataTask.Outcome) -> Ending? {
         guard task.storage.outcome == nil else { return nil }
         task.storage.outcome = outcome
+        // An attempt still under way (a cancel, the deadline) ends with the task, so its timings are final.
+        if task.storage.openAttempt != nil { closeAttempt(of: task, received: nil, status: nil) }
         task.storage.endDate = Date()
         task.storage.endTime = MonotonicClock.now()
         if active[task.id] === task { active[task.id] = nil }
