@@ -16,7 +16,9 @@ let package = Package(
             dependencies: [
                 .product(name: "NetworkCore", package: "NetworkCore"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            ])
+                "AllocatedBytes",
+            ]),
+        .target(name: "AllocatedBytes"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 // NetworkCore benchmarks: throughput, latency and client CPU against raw URLSession, task-pool scale,
 // and parse cost. Run with `Benchmarks/run`, which starts nginx and builds this in release mode.
+import AllocatedBytes
 import AsyncHTTPClient
 import Foundation
 import NetworkCore
@@ -322,62 +323,130 @@ struct PendingTransport: Transport {
     }
 }
 
-func residentBytes() -> Int {
-    typealias Trim = @convention(c) (Int) -> Int32
-    if let symbol = dlsym(nil, "malloc_trim") { _ = unsafeBitCast(symbol, to: Trim.self)(0) }
-    let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
-    return (statm.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
+/// Bytes allocated and not freed (glibc's `mallinfo2`, see `AllocatedBytes`): exact, unlike resident
+/// memory, which reuse of freed pages makes depend on what ran before.
+func allocatedBytes() -> Int { Int(nc_allocated_bytes()) }
+
+/// One pass of the task-pool suite at one size: nanoseconds per operation and bytes per task, through
+/// the pool and, as the baseline, for the same work done without it (build the request, start a Swift
+/// task that calls the transport, keep its handle, cancel it).
+struct PoolPass {
+    var register = 0.0, registerBaseline = 0.0
+    var lookup = 0.0
+    var cancel = 0.0, cancelBaseline = 0.0
+    var finish = 0.0, finishBaseline = 0.0
+    var bytes = 0.0, bytesBaseline = 0.0
+}
+
+func poolPass(count: Int) async -> PoolPass {
+    var pass = PoolPass()
+    let endpoint = FileEndpoint(baseURL: "https://stub.example", path: "item")
+    let ids = (0..<count).map { "task-\($0)" }
+    let shuffled = ids.shuffled()
+    let headers = TaskPool.Configuration.standardHeaders
+
+    // Without the pool: the same request built and a task started for it, its handle kept.
+    let pending = PendingTransport()
+    var memoryBefore = allocatedBytes()
+    var start = now()
+    var handles: [String: Task<Void, Never>] = [:]
+    for id in ids {
+        guard let request = try? endpoint.urlRequest(defaultHeaders: headers) else { fatalError("bad endpoint") }
+        handles[id] = Task { _ = try? await pending.send(request, context: TransportContext(taskID: id)) }
+    }
+    pass.registerBaseline = Double(now() - start) / Double(count)
+    try? await Task.sleep(nanoseconds: 500_000_000)  // let every task start and park
+    pass.bytesBaseline = Double(allocatedBytes() - memoryBefore) / Double(count)
+    start = now()
+    for id in shuffled { handles.removeValue(forKey: id)?.cancel() }
+    pass.cancelBaseline = Double(now() - start) / Double(count)
+    try? await Task.sleep(nanoseconds: 300_000_000)
+
+    let pool = TaskPool(configuration: .init(transport: PendingTransport()))
+    memoryBefore = allocatedBytes()
+    start = now()
+    for id in ids { pool.send(endpoint, id: id) { _ in } }
+    pass.register = Double(now() - start) / Double(count)
+    try? await Task.sleep(nanoseconds: 500_000_000)
+    pass.bytes = Double(allocatedBytes() - memoryBefore) / Double(count)
+    start = now()
+    var found = 0
+    for id in shuffled where pool.task(id: id) != nil { found += 1 }
+    pass.lookup = Double(now() - start) / Double(count)
+    precondition(found == count)
+    start = now()
+    for id in shuffled { pool.cancel(id: id) }
+    pass.cancel = Double(now() - start) / Double(count)
+    precondition(pool.activeTasks.isEmpty)
+    try? await Task.sleep(nanoseconds: 300_000_000)
+
+    // Send to finish, with a transport that answers at once.
+    let stub = StubTransport { _, _ in StubResponse() }
+    var finished = Counter(target: count)
+    start = now()
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        finished.onDone = { continuation.resume() }
+        for id in ids {
+            guard let request = try? endpoint.urlRequest(defaultHeaders: headers) else { fatalError("bad endpoint") }
+            Task { [finished] in
+                _ = try? await stub.send(request, context: TransportContext(taskID: id))
+                finished.increment()
+            }
+        }
+    }
+    pass.finishBaseline = Double(now() - start) / Double(count)
+    let instant = TaskPool(configuration: .init(transport: stub))
+    finished = Counter(target: count)
+    start = now()
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        finished.onDone = { continuation.resume() }
+        for id in ids { instant.send(endpoint, id: id) { [finished] _ in finished.increment() } }
+    }
+    pass.finish = Double(now() - start) / Double(count)
+    try? await Task.sleep(nanoseconds: 300_000_000)
+    return pass
 }
 
 func poolScale(_ options: Options) async -> [Row] {
-    print("\n## Task pool: register, look up, cancel and finish N tasks (stub transport, no network)\n")
-    print("tasks     register ns/op  lookup ns/op  cancel ns/op  send→finish ns/op  bytes per tracked task")
+    print(
+        "\n## Task pool: register, look up, cancel and finish N tasks (stub transports, no network), median of \(options.repetitions)\n"
+    )
+    print(
+        "Each cell: through the pool / the same work without it (request built, Swift task started) / the pool's own share."
+    )
+    print(
+        "tasks     register ns/op        lookup ns/op  cancel ns/op        send→finish ns/op     bytes per task (pool/without)"
+    )
     var rows: [Row] = []
-    let endpoint = FileEndpoint(baseURL: "https://stub.example", path: "item")
     for count in options.scale {
-        let ids = (0..<count).map { "task-\($0)" }
-        let pool = TaskPool(configuration: .init(transport: PendingTransport()))
-        try? await Task.sleep(nanoseconds: 200_000_000)
-        let memoryBefore = residentBytes()
-        var start = now()
-        for id in ids { pool.send(endpoint, id: id) { _ in } }
-        let register = Double(now() - start) / Double(count)
-        try? await Task.sleep(nanoseconds: 500_000_000)  // let every runner start and park
-        let bytes = Double(residentBytes() - memoryBefore) / Double(count)
-        let shuffled = ids.shuffled()
-        start = now()
-        var found = 0
-        for id in shuffled where pool.task(id: id) != nil { found += 1 }
-        let lookup = Double(now() - start) / Double(count)
-        precondition(found == count)
-        start = now()
-        for id in shuffled { pool.cancel(id: id) }
-        let cancel = Double(now() - start) / Double(count)
-        precondition(pool.activeTasks.isEmpty)
-
-        let instant = TaskPool(configuration: .init(transport: StubTransport { _, _ in StubResponse() }))
-        let finished = Counter(target: count)
-        start = now()
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            finished.onDone = { continuation.resume() }
-            for id in ids { instant.send(endpoint, id: id) { _ in finished.increment() } }
+        var passes: [PoolPass] = []
+        for _ in 0..<options.repetitions { passes.append(await poolPass(count: count)) }
+        func med(_ value: KeyPath<PoolPass, Double>) -> Double { median(passes.map { $0[keyPath: value] }) }
+        func own(_ value: KeyPath<PoolPass, Double>, _ baseline: KeyPath<PoolPass, Double>) -> Double {
+            median(passes.map { $0[keyPath: value] - $0[keyPath: baseline] })
         }
-        let finish = Double(now() - start) / Double(count)
+        let cell = { (value: KeyPath<PoolPass, Double>, baseline: KeyPath<PoolPass, Double>) in
+            "\(fmt(med(value)))/\(fmt(med(baseline)))/\(fmt(own(value, baseline)))"
+        }
+        let padded = { (text: String, width: Int) in text.padding(toLength: width, withPad: " ", startingAt: 0) }
         print(
-            String(count).padding(toLength: 10, withPad: " ", startingAt: 0)
-                + fmt(register).padding(toLength: 16, withPad: " ", startingAt: 0)
-                + fmt(lookup).padding(toLength: 14, withPad: " ", startingAt: 0)
-                + fmt(cancel).padding(toLength: 14, withPad: " ", startingAt: 0)
-                + fmt(finish).padding(toLength: 19, withPad: " ", startingAt: 0) + fmt(bytes))
+            padded(String(count), 10) + padded(cell(\.register, \.registerBaseline), 22)
+                + padded(fmt(med(\.lookup)), 14) + padded(cell(\.cancel, \.cancelBaseline), 20)
+                + padded(cell(\.finish, \.finishBaseline), 22) + "\(fmt(med(\.bytes)))/\(fmt(med(\.bytesBaseline)))")
         rows.append(
             Row(
                 suite: "pool-scale", client: "NetworkCore", payload: nil, inflight: count, rps: nil, p50_us: nil,
                 p99_us: nil, cpu_us_per_req: nil, rps_ratio_vs_urlsession: nil, cpu_ratio_vs_urlsession: nil,
                 detail: [
-                    "tasks": Double(count), "register_ns": register, "lookup_ns": lookup, "cancel_ns": cancel,
-                    "send_to_finish_ns": finish, "bytes_per_task": bytes,
+                    "tasks": Double(count), "register_ns": med(\.register),
+                    "register_baseline_ns": med(\.registerBaseline),
+                    "register_own_ns": own(\.register, \.registerBaseline),
+                    "lookup_ns": med(\.lookup), "cancel_ns": med(\.cancel), "cancel_baseline_ns": med(\.cancelBaseline),
+                    "cancel_own_ns": own(\.cancel, \.cancelBaseline), "send_to_finish_ns": med(\.finish),
+                    "send_to_finish_baseline_ns": med(\.finishBaseline),
+                    "send_to_finish_own_ns": own(\.finish, \.finishBaseline), "bytes_per_task": med(\.bytes),
+                    "bytes_per_task_baseline": med(\.bytesBaseline),
                 ]))
-        try? await Task.sleep(nanoseconds: 300_000_000)
     }
     return rows
 }
