@@ -22,7 +22,7 @@ struct Options {
     var inflight = [1, 8, 64, 256]
     var scale = [1_000, 10_000, 100_000]
     var output = "results/latest.json"
-    var suites: Set<String> = ["throughput", "pool", "parse"]
+    var suites: Set<String> = ["throughput", "pool", "parse", "memory"]
     var clients = Client.allCases
     var payloads = Payload.allCases
 
@@ -474,6 +474,48 @@ final class Counter: @unchecked Sendable {
     }
 }
 
+/// Resident bytes after returning free heap pages to the system.
+func residentBytes() -> Int {
+    typealias Trim = @convention(c) (Int) -> Int32
+    if let symbol = dlsym(nil, "malloc_trim") { _ = unsafeBitCast(symbol, to: Trim.self)(0) }
+    let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
+    return (statm.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+/// How much the process keeps after many requests: raw URLSession first, then NetworkCore over it,
+/// each after a warm-up, 64 in flight, against nginx (another process, so only the client counts).
+func memoryGrowth(clients: Clients) async -> [Row] {
+    let count = 20_000
+    print("\n## Memory kept after \(count) requests (small.json, 64 in flight, after 3,000 warm-up requests)\n")
+    print("client                        resident before  after      growth   bytes kept per request")
+    var rows: [Row] = []
+    for client in [Client.raw, .networkCore] {
+        _ = await measure(count: 3_000, inflight: 64) { try await clients.call(client, .small, index: $0) }
+        let before = residentBytes()
+        _ = await measure(count: count, inflight: 64) { try await clients.call(client, .small, index: $0) }
+        try? await Task.sleep(nanoseconds: 500_000_000)
+        let after = residentBytes()
+        let growth = Double(after - before) / Double(before)
+        let perRequest = Double(after - before) / Double(count)
+        print(
+            client.rawValue.padding(toLength: 30, withPad: " ", startingAt: 0)
+                + "\(before / 1024) KiB".padding(toLength: 17, withPad: " ", startingAt: 0)
+                + "\(after / 1024) KiB".padding(toLength: 11, withPad: " ", startingAt: 0)
+                + String(format: "%+.1f%%", growth * 100).padding(toLength: 9, withPad: " ", startingAt: 0)
+                + fmt(perRequest))
+        rows.append(
+            Row(
+                suite: "memory", client: client.rawValue, payload: Payload.small.rawValue, inflight: 64, rps: nil,
+                p50_us: nil, p99_us: nil, cpu_us_per_req: nil, rps_ratio_vs_urlsession: nil,
+                cpu_ratio_vs_urlsession: nil,
+                detail: [
+                    "requests": Double(count), "resident_before": Double(before), "resident_after": Double(after),
+                    "growth": growth, "bytes_kept_per_request": perRequest,
+                ]))
+    }
+    return rows
+}
+
 func parseCost(_ options: Options) async throws -> [Row] {
     print(
         "\n## Parse cost: DecodableParser vs JSONDecoder on the same TMDB-like page (median of \(options.repetitions))\n"
@@ -522,6 +564,7 @@ var rows: [Row] = []
 if options.suites.contains("throughput") { rows += await throughput(options, clients: clients) }
 if options.suites.contains("pool") { rows += await poolScale(options) }
 if options.suites.contains("parse") { rows += try await parseCost(options) }
+if options.suites.contains("memory") { rows += await memoryGrowth(clients: clients) }
 try await clients.http.shutdown().get()
 let encoder = JSONEncoder()
 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
