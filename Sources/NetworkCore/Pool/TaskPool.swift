@@ -243,6 +243,11 @@ public final class TaskPool: @unchecked Sendable {
     /// Sends the task's request until it succeeds or no interceptor retries it: adapt, send,
     /// validate, ask the retry chain, back off, and again.
     private func perform(_ task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?) async -> DataTask.Outcome {
+        if configuration.interceptors.isEmpty, endpoint.interceptors.isEmpty {
+            // Nothing to adapt and nothing that could retry: one attempt, without a context for interceptors.
+            if Task.isCancelled { return .failure(.cancelled) }
+            return await send(task.request, for: task, endpoint: endpoint)
+        }
         let interceptors = configuration.interceptors + endpoint.interceptors
         let retriers = endpoint.interceptors + configuration.interceptors
         let method = HTTPMethod(rawValue: task.method)
