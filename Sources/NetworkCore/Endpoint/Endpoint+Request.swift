@@ -13,7 +13,8 @@ extension Endpoint {
     /// Builds the `URLRequest` this endpoint describes.
     ///
     /// Headers are applied in this order, later ones winning: `defaultHeaders`, ``headers``,
-    /// then the headers of an ``HTTPTask/parameters(url:body:bodyEncoder:headers:)`` task.
+    /// then the headers of an ``HTTPTask/parameters(url:body:bodyEncoder:headers:)`` task. Names are
+    /// compared without regard to case and set capitalized word by word (`x-api-key` → `X-Api-Key`).
     /// Encoders add `Content-Type` only where none was set.
     /// - Throws: ``NetworkError/invalidEndpoint(url:reason:)`` for a base URL without scheme or host,
     ///   a URL that cannot be formed, a bad header or timeout; ``NetworkError/encodingFailed(reason:)``
