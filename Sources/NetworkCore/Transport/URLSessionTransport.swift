@@ -88,6 +88,12 @@ private final class CancelState: @unchecked Sendable {
     /// order. The delegate's work is short and never waits on the session (see ``SessionDelegate``).
     private final class InlineDelegateQueue: OperationQueue, @unchecked Sendable {
         // @unchecked Sendable: no state of its own.
+        override init() {
+            super.init()
+            // Anything added as an `Operation` rather than a block still runs one at a time, in order.
+            maxConcurrentOperationCount = 1
+        }
+
         override func addOperation(_ block: @escaping @Sendable () -> Void) {
             block()
         }
