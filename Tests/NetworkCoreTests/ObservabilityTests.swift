@@ -73,6 +73,36 @@ struct ObservabilityTests {
         #expect(task.bytesReceived == 0)
     }
 
+    /// Waits until cancelled, then reports a redirect and body bytes, as a slow transport might.
+    struct LateReportingTransport: Transport {
+        let finished = Counter()
+
+        func send(_ request: URLRequest, context: TransportContext) async throws -> (Data, HTTPURLResponse) {
+            defer { finished.increment() }
+            do { try await Task.sleep(nanoseconds: 10_000_000_000) } catch {
+                context.report(.redirect(statusCode: 302, to: URL(string: "https://late.example/next")))
+                context.report(.bytes(10))
+                throw error
+            }
+            throw URLError(.unknown)
+        }
+    }
+
+    @Test("what a transport reports after the task was cancelled is neither logged nor counted")
+    func lateReportsIgnored() async throws {
+        let logger = InMemoryLogger()
+        let transport = LateReportingTransport()
+        let pool = TaskPool(configuration: .init(transport: transport, logger: logger))
+        pool.send(TestEndpoint(), id: "late") { _ in }
+        let task = try #require(pool.task(id: "late"))
+        #expect(await eventually { task.phase == .sending })
+        #expect(pool.cancel(id: "late"))
+        #expect(await eventually { transport.finished.count == 1 })
+        #expect(logger.count(.cancelled) == 1)
+        #expect(logger.count(.redirected) == 0)
+        #expect(task.bytesReceived == 0)
+    }
+
     @Test(
         "timings over HTTP: httpbin's /delay/1 waits about a second for its first byte",
         .enabled(if: HTTPBin.url != nil, "NETWORKCORE_HTTPBIN_URL is not set"))

@@ -359,7 +359,13 @@ public final class TaskPool: @unchecked Sendable {
                 task.storage.phase = .receiving
             }
         case .redirect(let status, let url):
-            lock.withLock { task.storage.lastProgress = MonotonicClock.now() }
+            let running = lock.withLock { () -> Bool in
+                guard task.storage.outcome == nil else { return false }
+                task.storage.lastProgress = MonotonicClock.now()
+                return true
+            }
+            // A transport may still report after a cancel or the deadline; the task's events have ended.
+            guard running else { return }
             log(.redirected, task, statusCode: status, redirectURL: Redactor.default.redact(url))
         }
     }
