@@ -11,8 +11,8 @@ import Foundation
 /// (FoundationNetworking on Linux never updates a data task's progress).
 ///
 /// On FoundationNetworking the session's `delegateQueue` runs each delegate call at once, on the
-/// session's own queue, as `URLSession.data(for:)` does for its completion there: an `OperationQueue`
-/// hop per response, chunk and completion would cost more CPU than the rest of the pool. So a
+/// session's own queue, as `URLSession.data(for:)` does for its completion there, rather than as an
+/// `Operation` on another queue for each response, body chunk and completion. So a
 /// ``NetworkLogger`` sees redirect events on that queue and must not block; and blocks added to
 /// `session.delegateQueue` run at once.
 /// ```swift
