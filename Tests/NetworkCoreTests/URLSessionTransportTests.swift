@@ -112,7 +112,7 @@ struct URLSessionTransportLoopbackTests {
             guard case NetworkError.httpStatus(let response) = error else { return false }
             return response.statusCode == 401 && response.body == body && response.serverCode == 7
         }
-        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(isSlowRun || Date().timeIntervalSince(started) < 5)
         #expect(pool.activeTasks.isEmpty)
     }
 }

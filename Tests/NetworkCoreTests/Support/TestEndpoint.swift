@@ -49,9 +49,10 @@ extension TaskPool {
     }
 }
 
-/// Waits until `condition` holds or `seconds` pass; returns whether it held.
+/// Waits until `condition` holds or `seconds` (times ``slowRunScale``) pass; returns whether it held.
+/// A wait, not a bound on the behaviour, so it stretches in a slow run.
 func eventually(within seconds: Double = 2, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
+    let deadline = Date().addingTimeInterval(seconds * slowRunScale)
     while Date() < deadline {
         if condition() { return true }
         try? await Task.sleep(nanoseconds: 5_000_000)
