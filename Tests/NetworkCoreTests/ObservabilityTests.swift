@@ -146,8 +146,15 @@ struct ObservabilityTests {
         let pool = TaskPool(configuration: .init(logger: logger, stallThreshold: 0.5))
         _ = try await pool.send(HTTPBinEndpoint.get(["fast": true]), id: "fast")
         _ = try await pool.send(DripEndpoint(), id: "drip")
-        // Under a sanitizer the whole process can pause longer than the drip's silence, hiding it.
-        #expect(logger.events(.stalled).map(\.taskID) == ["drip"] || (isSlowRun && logger.events(.stalled).isEmpty))
+        let stalled = logger.events(.stalled).map(\.taskID)
+        if isSlowRun {
+            // Under a sanitizer, with every suite running at once, the process itself can pause for
+            // longer than the threshold: a task waiting for a thread after its last byte is then
+            // reported too, and a pause longer than the drip's silence hides it. Each at most once.
+            #expect(Set(stalled).isSubset(of: ["fast", "drip"]) && Set(stalled).count == stalled.count, "\(stalled)")
+        } else {
+            #expect(stalled == ["drip"])
+        }
     }
 
     @Test(

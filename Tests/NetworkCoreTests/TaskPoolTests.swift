@@ -138,13 +138,18 @@ struct TaskPoolTests {
     @Test("join: the second caller gets the first call's response from one network request")
     func joinPolicy() async throws {
         let requests = Counter()
-        let pool = TaskPool.stubbed(delay: 0.3, policy: .join) { _, _ in
+        let answer = Locked(false)
+        let pool = TaskPool.stubbed(policy: .join) { _, _ in
             requests.increment()
+            // Answers once both callers wait (or after 10 s), however slowly this run goes.
+            for _ in 0..<2_000 where !answer.withLock({ $0 }) { try await Task.sleep(nanoseconds: 5_000_000) }
             return .json(#"{"n": 1}"#)
         }
         async let first = pool.send(TestEndpoint())
         #expect(await eventually { pool.activeTasks.count == 1 })
         async let second = pool.send(TestEndpoint())
+        #expect(await eventually { pool.activeTasks.first?.waiterCount == 2 })
+        answer.withLock { $0 = true }
         let (a, b) = try await (first, second)
         #expect(a === b)
         #expect(requests.count == 1)
@@ -214,16 +219,21 @@ struct TaskPoolTests {
     @Test("a joined caller that is cancelled withdraws alone; the other still gets the answer")
     func joinedWithdraw() async throws {
         let requests = Counter()
-        let pool = TaskPool.stubbed(delay: 0.4) { _, _ in
+        let answer = Locked(false)
+        let pool = TaskPool.stubbed { _, _ in
             requests.increment()
+            // Answers once the second caller has withdrawn (or after 10 s).
+            for _ in 0..<2_000 where !answer.withLock({ $0 }) { try await Task.sleep(nanoseconds: 5_000_000) }
             return .json("{}")
         }
         let first = Task { try await pool.send(TestEndpoint(), id: "shared") }
         #expect(await eventually { pool.task(id: "shared") != nil })
         let second = Task { try await pool.send(TestEndpoint(), id: "shared") }
-        try await Task.sleep(nanoseconds: 50_000_000)
+        #expect(await eventually { pool.task(id: "shared")?.waiterCount == 2 })
         second.cancel()
         #expect(isCancelled(await second.result))
+        #expect(pool.task(id: "shared")?.waiterCount == 1)
+        answer.withLock { $0 = true }
         #expect(try await first.value.statusCode == 200)
         #expect(requests.count == 1)
     }
@@ -237,6 +247,28 @@ struct TaskPoolTests {
         }
         #expect(isCancelled(await caller.result))
         #expect(await eventually { pool.activeTasks.isEmpty })
+    }
+
+    @Test("an async send reaches the transport on the caller's executor, before its first wait")
+    func startsOnCallersExecutor() async throws {
+        let onCallersExecutor = Locked<[Bool]>([])
+        let pool = TaskPool.stubbed { _, _ in
+            onCallersExecutor.withLock { $0.append(QueueTaskExecutor.isCurrent) }
+            return .json("{}")
+        }
+        let executor = QueueTaskExecutor()
+        try await withTaskExecutorPreference(executor) {
+            #expect(QueueTaskExecutor.isCurrent)
+            #expect(try await pool.send(TestEndpoint(), id: "inline").statusCode == 200)
+            let status = try await withCheckedThrowingContinuation { continuation in
+                pool.send(TestEndpoint(), id: "handler") { continuation.resume(with: $0.map(\.statusCode)) }
+            }
+            #expect(status == 200)
+        }
+        // The runner of an async send starts where its caller runs, rather than waking another thread;
+        // a send with a completion handler leaves the caller at once.
+        #expect(onCallersExecutor.withLock { $0 } == [true, false])
+        #expect(pool.activeTasks.isEmpty)
     }
 
     @Test("exactly once: 1,000 concurrent sends with random cancels each end once and leave once")
@@ -370,4 +402,25 @@ extension Result {
         if case .failure(let error) = self { return error }
         return nil
     }
+}
+
+/// A task executor that runs jobs on a serial queue of its own, so a test can tell whether code ran there.
+final class QueueTaskExecutor: TaskExecutor {
+    private static let key = DispatchSpecificKey<Bool>()
+    private let queue = DispatchQueue(label: "QueueTaskExecutor")
+
+    init() { queue.setSpecific(key: Self.key, value: true) }
+
+    /// Whether the calling code runs on a `QueueTaskExecutor`'s queue.
+    static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
+
+extension DataTask {
+    /// How many callers wait for this task.
+    var waiterCount: Int { lock.withLock { storage.waiters.count } }
 }

@@ -226,9 +226,11 @@ final class Clients: Sendable {
 
     private func endpoint(_ payload: Payload) -> FileEndpoint { FileEndpoint(baseURL: baseURL, path: payload.rawValue) }
 
+    /// The same request the pool sends: its standard headers (`Accept`, `User-Agent`) included.
     private func raw<T: Decodable>(_ type: T.Type, _ payload: Payload) async throws {
-        let (data, response) = try await session.data(
-            for: URLRequest(url: URL(string: "\(baseURL)/\(payload.rawValue)")!))
+        var request = URLRequest(url: URL(string: "\(baseURL)/\(payload.rawValue)")!)
+        request.allHTTPHeaderFields = TaskPool.Configuration.standardHeaders
+        let (data, response) = try await session.data(for: request)
         guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw URLError(.badServerResponse) }
         _ = try JSONDecoder().decode(T.self, from: data)
     }

@@ -14,7 +14,7 @@ extension TaskPool {
         completion: @escaping @Sendable (Result<Response, NetworkError>) -> Void
     ) {
         do {
-            let task = try start(endpoint, id: id)
+            let task = try start(endpoint, id: id, immediately: false)
             addWaiter(to: task, token: 0, resume: completion)
         } catch {
             completion(.failure(error))

@@ -100,10 +100,11 @@ public final class TaskPool: @unchecked Sendable {
     /// Sends the endpoint's request under `id` (derived from the request when `nil`) and returns the accepted response.
     ///
     /// Cancelling the calling Swift task withdraws this caller; when no caller is left waiting,
-    /// the task is cancelled, down to the `URLSessionTask`.
+    /// the task is cancelled, down to the `URLSessionTask`. The task starts on the caller's thread
+    /// and runs there until its first wait, usually for the server.
     /// - Throws: ``NetworkError``: every failure, including cancellation, is one of its cases.
     public func send(_ endpoint: some Endpoint, id: String? = nil) async throws(NetworkError) -> Response {
-        let task = try start(endpoint, id: id)
+        let task = try start(endpoint, id: id, immediately: true)
         return try await wait(for: task).get()
     }
 
@@ -165,7 +166,9 @@ public final class TaskPool: @unchecked Sendable {
     }
 
     /// Builds the request, registers its task under the duplicate policy, and starts it unless it joined a running one.
-    func start(_ endpoint: some Endpoint, id: String?) throws(NetworkError) -> DataTask {
+    /// `immediately`: the caller awaits the outcome next, so the task may start sending on the caller's
+    /// thread (see ``run(_:endpoint:immediately:)``).
+    func start(_ endpoint: some Endpoint, id: String?, immediately: Bool) throws(NetworkError) -> DataTask {
         let request = try makeRequest(endpoint)
         let taskID = (id?.isEmpty == false ? id : nil) ?? TaskID.derive(from: request)
         var replaced: DataTask?
@@ -187,17 +190,23 @@ public final class TaskPool: @unchecked Sendable {
             return (task, true)
         }
         if let replaced { settle(replaced, with: .failure(.cancelled)) }
-        if isNew { run(task, endpoint: endpoint) }
+        if isNew { run(task, endpoint: endpoint, immediately: immediately) }
         return task
     }
 
-    private func run(_ task: DataTask, endpoint: some Endpoint) {
+    /// Starts the runner, the Swift task that performs the call and settles it, and the task's
+    /// watchdog and stall monitor. `immediately`: the runner runs on the caller's thread until its
+    /// first wait (usually for the server), rather than waking another thread first; only for a
+    /// caller that waits for the outcome next, since a transport that answers without waiting then
+    /// ends the task before `run` returns.
+    private func run(_ task: DataTask, endpoint: some Endpoint, immediately: Bool) {
         log(.started, task)
         let deadline = endpoint.resourceTimeout ?? configuration.resourceTimeout
-        let runner = Task { [self] in
+        let work: @Sendable () async -> Void = { [self] in
             let outcome = await perform(task, endpoint: endpoint, deadline: deadline)
             settle(task, with: outcome)
         }
+        let runner = immediately ? Task.immediate(operation: work) : Task(operation: work)
         let watchdog = deadline.map { seconds in
             Task { [self] in
                 try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
