@@ -100,8 +100,8 @@ public final class TaskPool: @unchecked Sendable {
     /// Sends the endpoint's request under `id` (derived from the request when `nil`) and returns the accepted response.
     ///
     /// Cancelling the calling Swift task withdraws this caller; when no caller is left waiting,
-    /// the task is cancelled, down to the `URLSessionTask`. The task starts on the caller's thread
-    /// and runs there until its first wait, usually for the server.
+    /// the task is cancelled, down to the `URLSessionTask`. The task starts within this call, on
+    /// the thread running it, and stays there until its first wait, usually for the server.
     /// - Throws: ``NetworkError``: every failure, including cancellation, is one of its cases.
     public func send(_ endpoint: some Endpoint, id: String? = nil) async throws(NetworkError) -> Response {
         let task = try start(endpoint, id: id, immediately: true)
