@@ -62,7 +62,7 @@ final class TokenServer: @unchecked Sendable {
     func respond(_ request: URLRequest) async -> StubResponse {
         let valid = arrive(request)
         if !valid {
-            for _ in 0..<2_000 where !waveArrived { try? await Task.sleep(nanoseconds: 5_000_000) }
+            _ = await eventually(within: 10) { waveArrived }
         }
         return answer(valid: valid)
     }

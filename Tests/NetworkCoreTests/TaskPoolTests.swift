@@ -141,8 +141,8 @@ struct TaskPoolTests {
         let answer = Locked(false)
         let pool = TaskPool.stubbed(policy: .join) { _, _ in
             requests.increment()
-            // Answers once both callers wait (or after 10 s), however slowly this run goes.
-            for _ in 0..<2_000 where !answer.withLock({ $0 }) { try await Task.sleep(nanoseconds: 5_000_000) }
+            // Answers once both callers wait (or when `eventually` gives up), however slowly this run goes.
+            _ = await eventually(within: 10) { answer.withLock { $0 } }
             return .json(#"{"n": 1}"#)
         }
         async let first = pool.send(TestEndpoint())
@@ -222,8 +222,8 @@ struct TaskPoolTests {
         let answer = Locked(false)
         let pool = TaskPool.stubbed { _, _ in
             requests.increment()
-            // Answers once the second caller has withdrawn (or after 10 s).
-            for _ in 0..<2_000 where !answer.withLock({ $0 }) { try await Task.sleep(nanoseconds: 5_000_000) }
+            // Answers once the second caller has withdrawn (or when `eventually` gives up).
+            _ = await eventually(within: 10) { answer.withLock { $0 } }
             return .json("{}")
         }
         let first = Task { try await pool.send(TestEndpoint(), id: "shared") }

@@ -99,27 +99,21 @@ struct FileEndpoint: Endpoint {
 enum Payload: String, CaseIterable, Sendable {
     case small = "small.json"
     case page = "page.json"
-
-    /// `small` or `page`, as `--payloads` takes them.
-    static func named(_ name: String) -> Payload {
-        guard let payload = allCases.first(where: { "\($0)" == name }) else {
-            fatalError("unknown payload \(name); use small, page")
-        }
-        return payload
-    }
 }
 
 enum Client: String, CaseIterable, Sendable {
     case raw = "URLSession"
     case networkCore = "NetworkCore/URLSession"
     case networkCoreNIO = "NetworkCore/AsyncHTTPClient"
+}
 
-    /// `raw`, `networkCore` or `networkCoreNIO`, as `--clients` takes them.
-    static func named(_ name: String) -> Client {
-        guard let client = allCases.first(where: { "\($0)" == name }) else {
-            fatalError("unknown client \(name); use \(allCases.map { "\($0)" }.joined(separator: ", "))")
+extension CaseIterable {
+    /// The case a command-line option names by its Swift name (`small`, `networkCore`).
+    static func named(_ name: String) -> Self {
+        guard let value = allCases.first(where: { "\($0)" == name }) else {
+            fatalError("unknown \(Self.self) \(name); use \(allCases.map { "\($0)" }.joined(separator: ", "))")
         }
-        return client
+        return value
     }
 }
 
@@ -254,6 +248,9 @@ struct Row: Encodable {
 
 func fmt(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
 
+/// `text` padded with spaces to a table column of `width` characters.
+func padded(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
+
 func throughput(_ options: Options, clients: Clients) async -> [Row] {
     var rows: [Row] = []
     print(
@@ -303,8 +300,6 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
                     !compared
                     ? "-"
                     : "\(fmt(rpsRatios.min()!, 3))/\(fmt(median(rpsRatios), 3))/\(fmt(rpsRatios.max()!, 3))"
-                let padded = { (text: String, width: Int) in text.padding(toLength: width, withPad: " ", startingAt: 0)
-                }
                 print(
                     padded(payload.rawValue, 12) + padded(String(inflight), 11) + padded(client.rawValue, 30)
                         + padded("\(fmt(rps.min()!))/\(fmt(median(rps)))/\(fmt(rps.max()!))", 27)
@@ -430,7 +425,6 @@ func poolScale(_ options: Options) async -> [Row] {
         let cell = { (value: KeyPath<PoolPass, Double>, baseline: KeyPath<PoolPass, Double>) in
             "\(fmt(med(value)))/\(fmt(med(baseline)))/\(fmt(own(value, baseline)))"
         }
-        let padded = { (text: String, width: Int) in text.padding(toLength: width, withPad: " ", startingAt: 0) }
         print(
             padded(String(count), 10) + padded(cell(\.register, \.registerBaseline), 22)
                 + padded(fmt(med(\.lookup)), 14) + padded(cell(\.cancel, \.cancelBaseline), 20)
@@ -500,10 +494,8 @@ func memoryGrowth(clients: Clients) async -> [Row] {
         let growth = Double(after - before) / Double(before)
         let perRequest = Double(after - before) / Double(count)
         print(
-            client.rawValue.padding(toLength: 30, withPad: " ", startingAt: 0)
-                + "\(before / 1024) KiB".padding(toLength: 17, withPad: " ", startingAt: 0)
-                + "\(after / 1024) KiB".padding(toLength: 13, withPad: " ", startingAt: 0)
-                + String(format: "%+.1f%%", growth * 100).padding(toLength: 9, withPad: " ", startingAt: 0)
+            padded(client.rawValue, 30) + padded("\(before / 1024) KiB", 17) + padded("\(after / 1024) KiB", 13)
+                + padded(String(format: "%+.1f%%", growth * 100), 9)
                 + fmt(perRequest))
         rows.append(
             Row(
@@ -542,9 +534,8 @@ func parseCost(_ options: Options) async throws -> [Row] {
     }
     print("page bytes  JSONDecoder µs  DecodableParser µs  ratio (min/med/max)")
     print(
-        "\(bytes.count)".padding(toLength: 12, withPad: " ", startingAt: 0)
-            + fmt(median(plain) / 1000, 1).padding(toLength: 16, withPad: " ", startingAt: 0)
-            + fmt(median(parser) / 1000, 1).padding(toLength: 20, withPad: " ", startingAt: 0)
+        padded("\(bytes.count)", 12) + padded(fmt(median(plain) / 1000, 1), 16)
+            + padded(fmt(median(parser) / 1000, 1), 20)
             + "\(fmt(ratios.min()!, 3))/\(fmt(median(ratios), 3))/\(fmt(ratios.max()!, 3))")
     return [
         Row(

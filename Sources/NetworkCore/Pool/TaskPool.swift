@@ -252,37 +252,30 @@ public final class TaskPool: @unchecked Sendable {
     /// Sends the task's request until it succeeds or no interceptor retries it: adapt, send,
     /// validate, ask the retry chain, back off, and again.
     private func perform(_ task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?) async -> DataTask.Outcome {
-        if configuration.interceptors.isEmpty, endpoint.interceptors.isEmpty {
-            // Nothing to adapt and nothing that could retry: one attempt, without a context for interceptors.
-            if Task.isCancelled { return .failure(.cancelled) }
-            return await send(task.request, for: task, endpoint: endpoint)
-        }
         let interceptors = configuration.interceptors + endpoint.interceptors
         let retriers = endpoint.interceptors + configuration.interceptors
-        let method = HTTPMethod(rawValue: task.method)
         var attempt = 1
         while true {
-            let elapsed = task.elapsed
-            let context = AttemptContext(
-                taskID: task.id, attempt: attempt, method: method,
-                requiresAuthentication: endpoint.requiresAuthentication,
-                elapsed: elapsed, remaining: deadline.map { $0 - elapsed },
-                onWaitingForCredential: { [self] in setPhase(.waitingForCredential, of: task) },
-                onCredentialRefreshed: { [self] in log(.credentialRefreshed, task) })
+            // Built only for interceptors to read: without any, an attempt needs no context.
+            let context =
+                interceptors.isEmpty ? nil : attemptContext(attempt, of: task, endpoint: endpoint, deadline: deadline)
             setPhase(.preparing, of: task)
             var request = task.request
-            do {
-                for interceptor in interceptors {
-                    request = try await interceptor.adapt(request, context: context)
+            if let context {
+                do {
+                    for interceptor in interceptors {
+                        request = try await interceptor.adapt(request, context: context)
+                    }
+                } catch {
+                    return .failure(NetworkError.from(error, timeout: task.request.timeoutInterval))
                 }
-            } catch {
-                return .failure(NetworkError.from(error, timeout: task.request.timeoutInterval))
             }
             if Task.isCancelled { return .failure(.cancelled) }
             let outcome = await send(request, for: task, endpoint: endpoint)
             guard case .failure(let failure) = outcome else { return outcome }
             if case .cancelled = failure { return outcome }
             if attempt >= configuration.maximumAttempts { return outcome }
+            guard let context else { return outcome }  // no interceptor, so nothing that could retry
             var decision = RetryDecision.doNotRetry
             for retrier in retriers {
                 decision = await retrier.retry(request, failing: failure, context: context)
@@ -312,6 +305,19 @@ public final class TaskPool: @unchecked Sendable {
                 if Task.isCancelled { return .failure(.cancelled) }
             }
         }
+    }
+
+    /// What interceptors learn of attempt `attempt`, and the hooks they report through.
+    private func attemptContext(
+        _ attempt: Int, of task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?
+    ) -> AttemptContext {
+        let elapsed = task.elapsed
+        return AttemptContext(
+            taskID: task.id, attempt: attempt, method: HTTPMethod(rawValue: task.method),
+            requiresAuthentication: endpoint.requiresAuthentication,
+            elapsed: elapsed, remaining: deadline.map { $0 - elapsed },
+            onWaitingForCredential: { [self] in setPhase(.waitingForCredential, of: task) },
+            onCredentialRefreshed: { [self] in log(.credentialRefreshed, task) })
     }
 
     /// One attempt: sends the request, times it, and validates the answer.
