@@ -34,9 +34,11 @@ extension Endpoint {
                 url: urlString, reason: "the timeout must be a positive number of seconds, not \(seconds)")
         }
         request.timeoutInterval = seconds
+        let endpointHeaders = headers
         var fields: [String: String] = [:]
+        fields.reserveCapacity(defaultHeaders.count + endpointHeaders.count)  // one allocation, no regrowth
         try merge(defaultHeaders, into: &fields)
-        try merge(headers, into: &fields)
+        try merge(endpointHeaders, into: &fields)
         if case .parameters(_, _, _, let taskHeaders) = task { try merge(taskHeaders, into: &fields) }
         // One assignment: `setValue(_:forHTTPHeaderField:)` copies the whole dictionary per header.
         request.allHTTPHeaderFields = fields

@@ -1,24 +1,61 @@
-import Foundation
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A mutual-exclusion lock with a scoped `withLock`, usable on every platform NetworkCore supports.
-final class Lock: @unchecked Sendable {  // NSLock is thread-safe; the class only adds a scoped API.
-    private let base = NSLock()
+/// Copies share one mutex.
+///
+/// Creating a lock costs one allocation, the mutex inside it, where an `NSLock` on Linux costs four
+/// (the object and three separately allocated pthread objects). Every response and every send
+/// creates one, so this shows in the cost of a request.
+struct Lock: @unchecked Sendable {  // the mutex serialises every access; the struct only adds a scoped API.
+    private let buffer = MutexBuffer.make(())
 
     func withLock<T, Failure: Error>(_ body: () throws(Failure) -> T) throws(Failure) -> T {
-        base.lock()
-        defer { base.unlock() }
-        return try body()
+        try buffer.withLock { (_: inout Void) throws(Failure) -> T in try body() }
     }
 }
 
-/// A value guarded by its own lock.
-final class Locked<Value>: @unchecked Sendable {  // every access to `value` goes through `lock`.
-    private let lock = Lock()
-    private var value: Value
+/// A value guarded by its own mutex, both in one allocation. Copies share the value and the mutex.
+struct Locked<Value>: @unchecked Sendable {  // every access to the value goes through the mutex.
+    private let buffer: MutexBuffer<Value>
 
-    init(_ value: Value) { self.value = value }
+    init(_ value: Value) { buffer = MutexBuffer.make(value) }
 
     func withLock<T, Failure: Error>(_ body: (inout Value) throws(Failure) -> T) throws(Failure) -> T {
-        try lock.withLock { () throws(Failure) -> T in try body(&value) }
+        try buffer.withLock(body)
+    }
+}
+
+/// The storage behind ``Locked``: the value as the header of a `ManagedBuffer`, a `pthread_mutex_t`
+/// as its one element, so the mutex never moves and needs no allocation of its own.
+private final class MutexBuffer<Value>: ManagedBuffer<Value, pthread_mutex_t> {
+    static func make(_ value: Value) -> MutexBuffer {
+        let buffer = create(minimumCapacity: 1) { _ in value }
+        buffer.withUnsafeMutablePointerToElements { mutex in
+            mutex.initialize(to: pthread_mutex_t())
+            let result = pthread_mutex_init(mutex, nil)
+            precondition(result == 0, "pthread_mutex_init failed: \(result)")
+        }
+        return unsafeDowncast(buffer, to: MutexBuffer.self)
+    }
+
+    deinit {
+        withUnsafeMutablePointerToElements { mutex in
+            pthread_mutex_destroy(mutex)
+            _ = mutex.deinitialize(count: 1)
+        }
+    }
+
+    func withLock<T, Failure: Error>(_ body: (inout Value) throws(Failure) -> T) throws(Failure) -> T {
+        try withUnsafeMutablePointers { (value, mutex) throws(Failure) -> T in
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return try body(&value.pointee)
+        }
     }
 }

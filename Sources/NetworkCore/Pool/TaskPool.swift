@@ -202,11 +202,12 @@ public final class TaskPool: @unchecked Sendable {
     private func run(_ task: DataTask, endpoint: some Endpoint, immediately: Bool) {
         log(.started, task)
         let deadline = endpoint.resourceTimeout ?? configuration.resourceTimeout
-        let work: @Sendable () async -> Void = { [self] in
-            let outcome = await perform(task, endpoint: endpoint, deadline: deadline)
-            settle(task, with: outcome)
-        }
-        let runner = immediately ? Task.immediate(operation: work) : Task(operation: work)
+        // Two literal closures rather than one closure value passed to either: converting a closure value
+        // to a task's operation costs an allocation per task.
+        let runner: Task<Void, Never> =
+            immediately
+            ? Task.immediate { [self] in await performAndSettle(task, endpoint: endpoint, deadline: deadline) }
+            : Task { [self] in await performAndSettle(task, endpoint: endpoint, deadline: deadline) }
         let watchdog = deadline.map { seconds in
             Task { [self] in
                 try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
@@ -228,6 +229,11 @@ public final class TaskPool: @unchecked Sendable {
             watchdog?.cancel()
             stallMonitor?.cancel()
         }
+    }
+
+    /// The runner's work: the call, then the task's end with its outcome.
+    private func performAndSettle(_ task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?) async {
+        settle(task, with: await perform(task, endpoint: endpoint, deadline: deadline))
     }
 
     /// Reports the task once if, while sending or receiving, nothing arrives for `threshold` seconds.

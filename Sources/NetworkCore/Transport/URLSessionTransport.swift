@@ -59,25 +59,22 @@ public final class URLSessionTransport: Transport {
 }
 
 /// Whether a send was cancelled, and its `URLSessionTask` once there is one: cancelling before the
-/// task exists cancels it as soon as it is attached.
-private final class CancelState: @unchecked Sendable {
-    // @unchecked Sendable: `task` and `cancelled` are guarded by `lock`.
-    private let lock = Lock()
-    private var task: URLSessionDataTask?
-    private var cancelled = false
+/// task exists cancels it as soon as it is attached. Copies share the state.
+private struct CancelState: Sendable {
+    private let state = Locked<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
 
     /// Attaches the task; returns whether it must be cancelled at once.
     func attach(_ task: URLSessionDataTask) -> Bool {
-        lock.withLock {
-            self.task = task
-            return cancelled
+        state.withLock { state in
+            state.task = task
+            return state.cancelled
         }
     }
 
     func cancel() {
-        lock.withLock {
-            cancelled = true
-            return task
+        state.withLock { state in
+            state.cancelled = true
+            return state.task
         }?.cancel()
     }
 }
