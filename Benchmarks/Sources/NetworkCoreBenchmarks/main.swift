@@ -19,11 +19,12 @@ struct Options {
     var requests = 2_000
     var warmUp = 200
     var repetitions = 3
+    var rounds = 8
     var inflight = [1, 8, 64, 256]
     var scale = [1_000, 10_000, 100_000]
     var output = "results/latest.json"
     var suites: Set<String> = ["throughput", "pool", "parse", "memory"]
-    var clients = Client.allCases
+    var clients = Client.standard
     var payloads = Payload.allCases
 
     static func parse(_ arguments: [String]) -> Options {
@@ -35,6 +36,7 @@ struct Options {
             case "--base-url": options.baseURL = value
             case "--requests": options.requests = Int(value) ?? options.requests
             case "--repetitions": options.repetitions = Int(value) ?? options.repetitions
+            case "--rounds": options.rounds = max(1, Int(value) ?? options.rounds)
             case "--inflight": options.inflight = value.split(separator: ",").compactMap { Int($0) }
             case "--scale": options.scale = value.split(separator: ",").compactMap { Int($0) }
             case "--output": options.output = value
@@ -103,8 +105,15 @@ enum Payload: String, CaseIterable, Sendable {
 
 enum Client: String, CaseIterable, Sendable {
     case raw = "URLSession"
+    /// Raw URLSession again, measured in turns of its own: its ratio to `raw` is what noise alone gives.
+    case rawControl = "URLSession (control)"
     case networkCore = "NetworkCore/URLSession"
     case networkCoreNIO = "NetworkCore/AsyncHTTPClient"
+    /// `URLSessionTransport` called directly, without the pool: splits NetworkCore's cost into transport and pool.
+    case transport = "URLSessionTransport alone"
+
+    /// The clients a run measures unless `--clients` names others.
+    static let standard: [Client] = [.raw, .rawControl, .networkCore, .networkCoreNIO]
 }
 
 extension CaseIterable {
@@ -146,8 +155,31 @@ func percentile(_ sorted: [UInt64], _ fraction: Double) -> Double {
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
+/// What a block of calls took: wall and CPU seconds, and each call's latency in nanoseconds.
+/// Blocks of one client add up into that client's sample for a repetition.
+struct Block {
+    var count = 0
+    var elapsed = 0.0
+    var cpu = 0.0
+    var latencies: [UInt64] = []
+
+    static func += (total: inout Block, block: Block) {
+        total.count += block.count
+        total.elapsed += block.elapsed
+        total.cpu += block.cpu
+        total.latencies += block.latencies
+    }
+
+    var sample: Sample {
+        let sorted = latencies.sorted()
+        return Sample(
+            rps: Double(count) / elapsed, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99),
+            cpuPerRequest: cpu / Double(count) * 1e6)
+    }
+}
+
 /// Runs `count` calls with at most `inflight` at once and measures them.
-func measure(count: Int, inflight: Int, _ call: @escaping @Sendable (Int) async throws -> Void) async -> Sample {
+func measure(count: Int, inflight: Int, _ call: @escaping @Sendable (Int) async throws -> Void) async -> Block {
     let latencies = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: count)
     defer { latencies.deallocate() }
     nonisolated(unsafe) let sink = latencies
@@ -172,12 +204,8 @@ func measure(count: Int, inflight: Int, _ call: @escaping @Sendable (Int) async 
         }
         await group.waitForAll()
     }
-    let elapsed = Double(now() - start) / 1e9
-    let cpu = cpuSeconds() - cpuStart
-    let sorted = Array(latencies).sorted()
-    return Sample(
-        rps: Double(count) / elapsed, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99),
-        cpuPerRequest: cpu / Double(count) * 1e6)
+    return Block(
+        count: count, elapsed: Double(now() - start) / 1e9, cpu: cpuSeconds() - cpuStart, latencies: Array(latencies))
 }
 
 // MARK: The clients
@@ -186,6 +214,7 @@ final class Clients: Sendable {
     let session: URLSession
     let pool: TaskPool
     let nioPool: TaskPool
+    let transport: URLSessionTransport
     let http: HTTPClient
     let baseURL: String
 
@@ -196,6 +225,7 @@ final class Clients: Sendable {
         configuration.urlCache = nil
         session = URLSession(configuration: configuration)
         pool = TaskPool(configuration: .init(transport: URLSessionTransport(configuration: configuration)))
+        transport = URLSessionTransport(configuration: configuration)
         var nio = HTTPClient.Configuration()
         nio.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: nio)
@@ -205,8 +235,10 @@ final class Clients: Sendable {
 
     func call(_ client: Client, _ payload: Payload, index: Int) async throws {
         switch (client, payload) {
-        case (.raw, .small): try await raw(Small.self, payload)
-        case (.raw, .page): try await raw(Page.self, payload)
+        case (.raw, .small), (.rawControl, .small): try await raw(Small.self, payload)
+        case (.raw, .page), (.rawControl, .page): try await raw(Page.self, payload)
+        case (.transport, .small): try await transportAlone(Small.self, payload)
+        case (.transport, .page): try await transportAlone(Page.self, payload)
         case (.networkCore, .small):
             _ = try await pool.send(endpoint(payload), parser: DecodableParser<Small>(), id: "r\(index)")
         case (.networkCore, .page):
@@ -226,6 +258,14 @@ final class Clients: Sendable {
         request.allHTTPHeaderFields = TaskPool.Configuration.standardHeaders
         let (data, response) = try await session.data(for: request)
         guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw URLError(.badServerResponse) }
+        _ = try JSONDecoder().decode(T.self, from: data)
+    }
+
+    /// The request the pool builds, sent by the pool's transport without the pool.
+    private func transportAlone<T: Decodable>(_ type: T.Type, _ payload: Payload) async throws {
+        let request = try endpoint(payload).urlRequest(defaultHeaders: TaskPool.Configuration.standardHeaders)
+        let (data, response) = try await transport.send(request, context: TransportContext(taskID: payload.rawValue))
+        guard response.statusCode == 200 else { throw URLError(.badServerResponse) }
         _ = try JSONDecoder().decode(T.self, from: data)
     }
 }
@@ -254,25 +294,35 @@ func padded(_ text: String, _ width: Int) -> String { text.padding(toLength: wid
 func throughput(_ options: Options, clients: Clients) async -> [Row] {
     var rows: [Row] = []
     print(
-        "\n## Throughput: \(options.requests) requests after \(options.warmUp) warm-up, \(options.repetitions) repetitions, clients interleaved\n"
+        "\n## Throughput: \(options.requests) requests a client after \(options.warmUp) warm-up, \(options.repetitions) repetitions, each in up to \(options.rounds) rounds of turns\n"
     )
     print(
         "payload     in flight  client                        req/s (min/med/max)        p50 µs  p99 µs  CPU µs/req  ×rps vs raw (min/med/max)  ×CPU vs raw"
     )
     for payload in options.payloads {
         for inflight in options.inflight {
-            var samples: [Client: [Sample]] = [:]
-            for repetition in 0..<options.repetitions {
-                let order = options.clients.indices.map { options.clients[($0 + repetition) % options.clients.count] }
-                for client in order {
-                    _ = await measure(count: options.warmUp, inflight: inflight) {
-                        try await clients.call(client, payload, index: $0)
-                    }
-                    let sample = await measure(count: options.requests, inflight: inflight) {
-                        try await clients.call(client, payload, index: $0)
-                    }
-                    samples[client, default: []].append(sample)
+            for client in options.clients {
+                _ = await measure(count: options.warmUp, inflight: inflight) {
+                    try await clients.call(client, payload, index: $0)
                 }
+            }
+            // A repetition's N requests per client run in rounds, the clients taking turns in an order that
+            // rotates each round, so that the machine's drift falls on every client alike. A round keeps at
+            // least 4 × `inflight` requests, so that filling and draining the window stays a small part of it.
+            let rounds = max(1, min(options.rounds, options.requests / (4 * inflight)))
+            var samples: [Client: [Sample]] = [:]
+            for _ in 0..<options.repetitions {
+                var totals: [Client: Block] = [:]
+                for round in 0..<rounds {
+                    let size = options.requests / rounds + (round < options.requests % rounds ? 1 : 0)
+                    for turn in options.clients.indices {
+                        let client = options.clients[(turn + round) % options.clients.count]
+                        totals[client, default: Block()] += await measure(count: size, inflight: inflight) {
+                            try await clients.call(client, payload, index: $0)
+                        }
+                    }
+                }
+                for (client, total) in totals { samples[client, default: []].append(total.sample) }
             }
             // Without raw URLSession in the run (`--clients`), there is nothing to compare with.
             let raw = samples[.raw] ?? []
