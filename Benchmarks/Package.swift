@@ -19,6 +19,8 @@ let package = Package(
                 "AllocatedBytes",
             ]),
         .target(name: "AllocatedBytes"),
+        // N sends through a stub and nothing else, for counting their cost with outside tools (perf).
+        .executableTarget(name: "SendLoop", dependencies: [.product(name: "NetworkCore", package: "NetworkCore")]),
     ],
     swiftLanguageModes: [.v6]
 )
