@@ -9,9 +9,9 @@
 /// A mutual-exclusion lock with a scoped `withLock`, usable on every platform NetworkCore supports.
 /// Copies share one mutex.
 ///
-/// Creating a lock costs one allocation, the mutex inside it, where an `NSLock` on Linux costs four
-/// (the object and three separately allocated pthread objects). Every response and every send
-/// creates one, so this shows in the cost of a request.
+/// Creating a lock or a ``Locked`` costs one allocation, the mutex inside it; a `Locked` built on
+/// `NSLock` cost four (itself, its lock, the `NSLock` and one more inside it, counted). Every
+/// response and every transport send creates a `Locked`, so this shows in the cost of a request.
 struct Lock: @unchecked Sendable {  // the mutex serialises every access; the struct only adds a scoped API.
     private let buffer = MutexBuffer.make(())
 
@@ -31,7 +31,7 @@ struct Locked<Value>: @unchecked Sendable {  // every access to the value goes t
     }
 }
 
-/// The storage behind ``Locked``: the value as the header of a `ManagedBuffer`, a `pthread_mutex_t`
+/// The storage behind ``Lock`` and ``Locked``: the value as the header of a `ManagedBuffer`, a `pthread_mutex_t`
 /// as its one element, so the mutex never moves and needs no allocation of its own.
 private final class MutexBuffer<Value>: ManagedBuffer<Value, pthread_mutex_t> {
     static func make(_ value: Value) -> MutexBuffer {

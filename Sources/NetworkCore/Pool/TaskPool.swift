@@ -203,7 +203,7 @@ public final class TaskPool: @unchecked Sendable {
         log(.started, task)
         let deadline = endpoint.resourceTimeout ?? configuration.resourceTimeout
         // Two literal closures rather than one closure value passed to either: converting a closure value
-        // to a task's operation costs an allocation per task.
+        // to a task's operation cost two allocations per task (counted with SendLoop, Docs/Performance.md).
         let runner: Task<Void, Never> =
             immediately
             ? Task.immediate { [self] in await performAndSettle(task, endpoint: endpoint, deadline: deadline) }
