@@ -139,6 +139,22 @@ struct ObservabilityTests {
     }
 
     @Test(
+        "a stall threshold that is negative, zero or not a number counts as a millisecond: no trap",
+        arguments: [
+            -1, 0, Double.nan,
+        ])
+    func stallThresholdOutOfRange(threshold: Double) async throws {
+        let logger = InMemoryLogger()
+        let pool = TaskPool(
+            configuration: .init(
+                transport: StubTransport(delay: 0.2) { _, _ in .json("{}") }, logger: logger,
+                stallThreshold: threshold))
+        let response = try await pool.send(TestEndpoint(path: "slow"), id: "slow")
+        #expect(response.statusCode == 200)
+        #expect(logger.events(.stalled).map(\.taskID) == ["slow"])
+    }
+
+    @Test(
         "httpbin: /drip with a long delay stalls once; /get does not",
         .enabled(if: HTTPBin.url != nil, "NETWORKCORE_HTTPBIN_URL is not set"))
     func stallDrip() async throws {

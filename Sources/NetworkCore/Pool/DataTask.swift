@@ -55,8 +55,8 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     struct Storage {
         var attempts = 1
         var phase = Phase.preparing
-        var watchdog: Task<Void, Never>?
-        var stallMonitor: Task<Void, Never>?
+        var watchdog: Alarm?
+        var stallMonitor: Alarm?
         var stallReported = false
         var lastProgress: UInt64 = 0
         var started: UInt64?

@@ -44,7 +44,8 @@ public final class TaskPool: @unchecked Sendable {
         /// The most attempts any task makes, whatever its interceptors decide: a guard against loops.
         public var maximumAttempts: Int
         /// Seconds without a byte, while sending or receiving, after which a task is reported once
-        /// as ``TaskEvent/Kind/stalled`` with its row; `nil` (the default) turns the detector off.
+        /// as ``TaskEvent/Kind/stalled`` with its row; `nil` (the default) turns the detector off. A threshold
+        /// under a millisecond (zero, negative, NaN) counts as a millisecond.
         public var stallThreshold: TimeInterval?
 
         /// `Accept: application/json` and `User-Agent: NetworkCore/<version>`.
@@ -209,13 +210,10 @@ public final class TaskPool: @unchecked Sendable {
             ? Task.immediate { [self] in await performAndSettle(task, endpoint: endpoint, deadline: deadline) }
             : Task { [self] in await performAndSettle(task, endpoint: endpoint, deadline: deadline) }
         let watchdog = deadline.map { seconds in
-            Task { [self] in
-                try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
-                if !Task.isCancelled { settle(task, with: .failure(.deadlineExceeded(seconds: seconds))) }
-            }
+            Alarm(after: seconds) { [self] _ in settle(task, with: .failure(.deadlineExceeded(seconds: seconds))) }
         }
         let stallMonitor = configuration.stallThreshold.map { threshold in
-            Task { [self] in await watchForStall(of: task, threshold: threshold) }
+            Alarm(after: threshold) { [self] alarm in checkForStall(of: task, threshold: threshold, alarm: alarm) }
         }
         let alreadyEnded = lock.withLock {
             guard task.storage.outcome == nil else { return true }
@@ -236,23 +234,22 @@ public final class TaskPool: @unchecked Sendable {
         settle(task, with: await perform(task, endpoint: endpoint, deadline: deadline))
     }
 
-    /// Reports the task once if, while sending or receiving, nothing arrives for `threshold` seconds.
-    private func watchForStall(of task: DataTask, threshold: TimeInterval) async {
-        let limit = UInt64(threshold * 1_000_000_000)
-        while !Task.isCancelled {
-            let (idle, watching) = lock.withLock { () -> (UInt64, Bool) in
-                let phase = task.storage.phase
-                let active = task.storage.outcome == nil && (phase == .sending || phase == .receiving)
-                return (MonotonicClock.now() &- task.storage.lastProgress, active)
-            }
-            if watching, idle >= limit {
-                lock.withLock { task.storage.stallReported = true }
-                log(.stalled, task, snapshot: task.snapshot)
-                return
-            }
-            let wait = watching ? limit - idle : limit
-            do { try await Task.sleep(nanoseconds: max(wait, 1_000_000)) } catch { return }
+    /// Reports the task once if, while sending or receiving, nothing has arrived for `threshold`
+    /// seconds (at least a millisecond); otherwise sets `alarm` for when that would be.
+    private func checkForStall(of task: DataTask, threshold: TimeInterval, alarm: Alarm) {
+        let limit = UInt64((threshold > 0.001 ? min(threshold, 1e9) : 0.001) * 1e9)  // NaN too: a millisecond
+        let (idle, watching, ended) = lock.withLock { () -> (UInt64, Bool, Bool) in
+            let phase = task.storage.phase
+            let ended = task.storage.outcome != nil
+            return (MonotonicClock.now() &- task.storage.lastProgress, phase == .sending || phase == .receiving, ended)
         }
+        if ended { return alarm.cancel() }
+        if watching, idle >= limit {
+            lock.withLock { task.storage.stallReported = true }
+            log(.stalled, task, snapshot: task.snapshot)
+            return alarm.cancel()
+        }
+        alarm.set(after: Double(watching ? limit - idle : limit) / 1e9)
     }
 
     /// Sends the task's request until it succeeds or no interceptor retries it: adapt, send,
@@ -458,8 +455,8 @@ public final class TaskPool: @unchecked Sendable {
         let outcome: DataTask.Outcome
         let waiters: [DataTask.Waiter]
         let runner: Task<Void, Never>?
-        let watchdog: Task<Void, Never>?
-        let stallMonitor: Task<Void, Never>?
+        let watchdog: Alarm?
+        let stallMonitor: Alarm?
     }
 
     /// Sets the outcome and removes the task from the active set; call with `lock` held.

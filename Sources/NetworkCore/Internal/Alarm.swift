@@ -1,0 +1,40 @@
+import Dispatch
+import Foundation
+
+/// Calls a handler on a global queue when a time comes, unless cancelled first; the handler may
+/// set it again. Cancelling frees the timer and its handler at once.
+///
+/// A task's deadline and stall checks use this rather than a Swift task that sleeps: a cancelled
+/// `Task.sleep` keeps its scheduled wake-up, about 1 KB, until the time it was to end, so with a
+/// deadline of minutes every task that ended within it would still hold memory (measured: 20,000
+/// requests under a 30 s deadline held 20 MB until the 30 s had passed).
+final class Alarm: @unchecked Sendable {
+    // @unchecked Sendable: `source` is a dispatch source, safe to use from any thread.
+    private let source: any DispatchSourceTimer
+
+    /// Sets the alarm for `seconds` from now (none if `seconds` is not positive: at once).
+    init(after seconds: TimeInterval, handler: @escaping @Sendable (Alarm) -> Void) {
+        source = DispatchSource.makeTimerSource(queue: .global())
+        source.setEventHandler { [weak self] in
+            if let self { handler(self) }
+        }
+        source.schedule(deadline: Self.deadline(after: seconds))
+        source.activate()
+    }
+
+    /// Sets it again, for `seconds` from now.
+    func set(after seconds: TimeInterval) {
+        source.schedule(deadline: Self.deadline(after: seconds))
+    }
+
+    /// Stops it for good and lets go of the handler; calling it again does nothing.
+    func cancel() {
+        source.cancel()
+    }
+
+    deinit { source.cancel() }
+
+    private static func deadline(after seconds: TimeInterval) -> DispatchTime {
+        .now() + .nanoseconds(Int(min(max(0, seconds), 1e9) * 1e9))
+    }
+}
