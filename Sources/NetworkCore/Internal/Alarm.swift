@@ -7,12 +7,12 @@ import Foundation
 /// A task's deadline and stall checks use this rather than a Swift task that sleeps: a cancelled
 /// `Task.sleep` keeps its scheduled wake-up, about 1 KB, until the time it was to end, so with a
 /// deadline of minutes every task that ended within it would still hold memory (measured: 20,000
-/// requests under a 30 s deadline held 20 MB until the 30 s had passed).
+/// requests under a 30 s deadline held 19 MB until the 30 s had passed; Docs/Reliability.md).
 final class Alarm: @unchecked Sendable {
     // @unchecked Sendable: `source` is a dispatch source, safe to use from any thread.
     private let source: any DispatchSourceTimer
 
-    /// Sets the alarm for `seconds` from now (none if `seconds` is not positive: at once).
+    /// Sets the alarm for `seconds` from now; at once if `seconds` is not positive.
     init(after seconds: TimeInterval, handler: @escaping @Sendable (Alarm) -> Void) {
         source = DispatchSource.makeTimerSource(queue: .global())
         source.setEventHandler { [weak self] in
