@@ -56,6 +56,33 @@ enum ProcessMemory {
             return nil
         #endif
     }
+
+    /// The resident size and the live heap at one moment.
+    struct Reading {
+        let resident = ProcessMemory.residentBytes()
+        let liveHeap = ProcessMemory.liveHeapBytes()
+
+        /// The resident growth since `before` as a fraction, the live heap's growth in bytes (`nil` where
+        /// it cannot be read), and both in words, as the tests print them.
+        func change(since before: Reading) -> (resident: Double, liveHeap: Int?, summary: String) {
+            let resident = Double(self.resident - before.resident) / Double(before.resident)
+            let liveHeap = self.liveHeap.flatMap { after in before.liveHeap.map { after - $0 } }
+            let summary =
+                "memory \(before.resident / 1_048_576) MiB before, \(self.resident / 1_048_576) MiB after "
+                + "(\(String(format: "%+.1f", resident * 100))%); "
+                + "live heap \(liveHeap.map { "\($0 / 1_024) KiB more" } ?? "not measured")"
+            return (resident, liveHeap, summary)
+        }
+    }
+
+    /// Expects the live heap to have grown by less than `bound` bytes, and on glibc to have been read at all.
+    static func expect(liveHeapGrowth growth: Int?, below bound: Int, sourceLocation: SourceLocation = #_sourceLocation)
+    {
+        #if canImport(Glibc)
+            #expect(growth != nil, "glibc's malloc_info could not be read", sourceLocation: sourceLocation)
+        #endif
+        if let growth { #expect(growth < bound, "\(growth) bytes still allocated", sourceLocation: sourceLocation) }
+    }
 }
 
 /// What the fault server does to request `index`: decided by the index alone, so the test knows.
@@ -170,8 +197,7 @@ struct ReliabilityTests {
         // Warm up with the same workload, so one-time caches are full before memory is measured.
         let warmUp = await Self.run(100_000..<103_000, pool: pool, baseURL: server.baseURL, inFlight: 256)
         #expect(warmUp.count == 3_000)
-        let memoryBefore = ProcessMemory.residentBytes()
-        let heapBefore = ProcessMemory.liveHeapBytes()
+        let before = ProcessMemory.Reading()
 
         let started = Date()
         let total = 20_000
@@ -197,21 +223,14 @@ struct ReliabilityTests {
         // after 20,000 requests, 7.0 MB after 40,000), and this process also runs the server, a thread per
         // connection, whose allocations leave the heap fragmented; so the bound here is looser than for the
         // pool alone (next test). Docs/Reliability.md has the breakdown.
-        let memoryAfter = ProcessMemory.residentBytes()
-        let growth = Double(memoryAfter - memoryBefore) / Double(memoryBefore)
-        let heapGrowth = ProcessMemory.liveHeapBytes().flatMap { after in heapBefore.map { after - $0 } }
+        let change = ProcessMemory.Reading().change(since: before)
         print(
             "reliability (URLSession): \(total) requests in \(String(format: "%.1f", seconds)) s; "
-                + "outcomes \(tally.sorted { $0.key < $1.key }); memory \(memoryBefore / 1_048_576) MiB before, "
-                + "\(memoryAfter / 1_048_576) MiB after (\(String(format: "%+.1f", growth * 100))%); "
-                + "live heap \(heapGrowth.map { "\($0 / 1_024) KiB more" } ?? "not measured")")
-        #expect(growth < 0.35)
+                + "outcomes \(tally.sorted { $0.key < $1.key }); \(change.summary)")
+        #expect(change.resident < 0.35)
         // What is still allocated: FoundationNetworking's own share (about 215 bytes a request) and no more.
         // A cancelled `Task.sleep` per task, as the deadline once was, made this 19 MB.
-        #if canImport(Glibc)
-            #expect(heapGrowth != nil, "glibc's malloc_info could not be read")
-        #endif
-        if let heapGrowth { #expect(heapGrowth < 350 * total, "\(heapGrowth) bytes still allocated") }
+        ProcessMemory.expect(liveHeapGrowth: change.liveHeap, below: 350 * total)
     }
 
     @Test(
@@ -233,27 +252,18 @@ struct ReliabilityTests {
                 }, duplicatePolicy: .reject, resourceTimeout: 600, stallThreshold: 600))
         // Warm up with as many requests as the run, so the heap has the shape the run needs before it is measured.
         _ = await Self.run(100_000..<120_000, pool: pool, baseURL: "https://stub.example", inFlight: 256)
-        let memoryBefore = ProcessMemory.residentBytes()
-        let heapBefore = ProcessMemory.liveHeapBytes()
+        let before = ProcessMemory.Reading()
         do {  // the test's own record of outcomes is gone before memory is measured again
             let outcomes = await Self.run(0..<20_000, pool: pool, baseURL: "https://stub.example", inFlight: 256)
             let (mismatches, _) = Self.check(outcomes)
             #expect(outcomes.count == 20_000)
             #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
         }
-        let memoryAfter = ProcessMemory.residentBytes()
-        let growth = Double(memoryAfter - memoryBefore) / Double(memoryBefore)
-        let heapGrowth = ProcessMemory.liveHeapBytes().flatMap { after in heapBefore.map { after - $0 } }
-        print(
-            "reliability (pool): memory \(memoryBefore / 1_048_576) MiB before, \(memoryAfter / 1_048_576) MiB after "
-                + "(\(String(format: "%+.1f", growth * 100))%); "
-                + "live heap \(heapGrowth.map { "\($0 / 1_024) KiB more" } ?? "not measured")")
-        #expect(growth < 0.10)
+        let change = ProcessMemory.Reading().change(since: before)
+        print("reliability (pool): \(change.summary)")
+        #expect(change.resident < 0.10)
         // A cancelled `Task.sleep` per task, as the deadline and stall watch once were, made this 36 MB.
-        #if canImport(Glibc)
-            #expect(heapGrowth != nil, "glibc's malloc_info could not be read")
-        #endif
-        if let heapGrowth { #expect(heapGrowth < 100 * 20_000, "\(heapGrowth) bytes still allocated") }
+        ProcessMemory.expect(liveHeapGrowth: change.liveHeap, below: 100 * 20_000)
     }
 
     /// Outcomes that do not match their request's fault, and a count of each outcome.
