@@ -10,12 +10,15 @@ let package = Package(
         .executable(name: "playground", targets: ["Playground"]),
     ],
     targets: [
-        .target(name: "NetworkCore"),
+        .target(name: "NetworkCore", dependencies: ["FoundationNetworkingFixes"]),
+        // C: replaces a FoundationNetworking function that leaks on every request (Linux only).
+        .target(name: "FoundationNetworkingFixes"),
         .target(name: "MovieDB", dependencies: ["NetworkCore"], resources: [.copy("Fixtures")]),
         .executableTarget(name: "Playground", dependencies: ["MovieDB", "NetworkCore"], path: "Playground"),
         // An HTTP/1.1 server on 127.0.0.1 for integration tests; not a product.
         .target(name: "LoopbackServer", dependencies: ["NetworkCore"], path: "Tests/LoopbackServer"),
-        .testTarget(name: "NetworkCoreTests", dependencies: ["NetworkCore", "LoopbackServer"]),
+        .testTarget(
+            name: "NetworkCoreTests", dependencies: ["NetworkCore", "LoopbackServer", "FoundationNetworkingFixes"]),
         .testTarget(name: "MovieDBTests", dependencies: ["MovieDB", "NetworkCore", "LoopbackServer", "Playground"]),
     ],
     swiftLanguageModes: [.v6]

@@ -2,6 +2,7 @@ import Foundation
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
+    internal import FoundationNetworkingFixes
 #endif
 
 /// Sends requests with a `URLSession` of its own.
@@ -57,6 +58,15 @@ public final class URLSessionTransport: Transport {
         }
     }
 }
+
+#if canImport(FoundationNetworking)
+    extension URLSessionTransport {
+        /// Whether this process runs NetworkCore's leak-free replacement of the host check that
+        /// FoundationNetworking makes before every request (`Sources/FoundationNetworkingFixes`): true when
+        /// NetworkCore is linked into the executable and Swift's runtime is not linked statically.
+        static var replacesLeakingHostCheck: Bool { nc_curl_host_check_is_replaced() }
+    }
+#endif
 
 /// Whether a send was cancelled, and its `URLSessionTask` once there is one: cancelling before the
 /// task exists cancels it as soon as it is attached. Copies share the state.
