@@ -252,33 +252,47 @@ public final class TaskPool: @unchecked Sendable {
         alarm.set(after: Double(watching ? limit - idle : limit) / 1e9)
     }
 
-    /// Sends the task's request until it succeeds or no interceptor retries it: adapt, send,
-    /// validate, ask the retry chain, back off, and again.
+    /// Sends the task's request: once when there are no interceptors; else as
+    /// ``intercepted(_:endpoint:deadline:interceptors:)`` does.
     private func perform(_ task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?) async -> DataTask.Outcome {
         let interceptors = configuration.interceptors + endpoint.interceptors
+        guard interceptors.isEmpty else {
+            return await intercepted(task, endpoint: endpoint, deadline: deadline, interceptors: interceptors)
+        }
+        // Nothing can adapt or retry the request: one attempt, and no context for interceptors to read.
+        setPhase(.preparing, of: task)
+        if Task.isCancelled { return .failure(.cancelled) }
+        return await send(task.request, for: task, endpoint: endpoint)
+    }
+
+    /// Sends the task's request until it succeeds or no interceptor retries it: adapt, send,
+    /// validate, ask the retry chain, back off, and again.
+    ///
+    /// A function of its own, never inlined, because its async frame is large (the retry loop keeps
+    /// much across its waits: 2 KB when this was part of `perform`), and every task's runner would
+    /// otherwise allocate it, interceptors or not.
+    @inline(never)
+    private func intercepted(
+        _ task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?, interceptors: [any RequestInterceptor]
+    ) async -> DataTask.Outcome {
         let retriers = endpoint.interceptors + configuration.interceptors
         var attempt = 1
         while true {
-            // Built only for interceptors to read: without any, an attempt needs no context.
-            let context =
-                interceptors.isEmpty ? nil : attemptContext(attempt, of: task, endpoint: endpoint, deadline: deadline)
+            let context = attemptContext(attempt, of: task, endpoint: endpoint, deadline: deadline)
             setPhase(.preparing, of: task)
             var request = task.request
-            if let context {
-                do {
-                    for interceptor in interceptors {
-                        request = try await interceptor.adapt(request, context: context)
-                    }
-                } catch {
-                    return .failure(NetworkError.from(error, timeout: task.request.timeoutInterval))
+            do {
+                for interceptor in interceptors {
+                    request = try await interceptor.adapt(request, context: context)
                 }
+            } catch {
+                return .failure(NetworkError.from(error, timeout: task.request.timeoutInterval))
             }
             if Task.isCancelled { return .failure(.cancelled) }
             let outcome = await send(request, for: task, endpoint: endpoint)
             guard case .failure(let failure) = outcome else { return outcome }
             if case .cancelled = failure { return outcome }
             if attempt >= configuration.maximumAttempts { return outcome }
-            guard let context else { return outcome }  // no interceptor, so nothing that could retry
             var decision = RetryDecision.doNotRetry
             for retrier in retriers {
                 decision = await retrier.retry(request, failing: failure, context: context)
@@ -324,12 +338,28 @@ public final class TaskPool: @unchecked Sendable {
     }
 
     /// One attempt: sends the request, times it, and validates the answer.
+    ///
+    /// Only what must outlive the wait for the transport is kept here; the work before and after is
+    /// done by synchronous functions, so that this async frame, allocated for every attempt, stays small.
     private func send(_ request: URLRequest, for task: DataTask, endpoint: some Endpoint) async -> DataTask.Outcome {
         let context = TransportContext(taskID: task.id, endpoint: endpoint) { [self] progress in
             record(progress, of: task)
         }
         let bytesSent = request.httpBody?.count ?? 0
-        let number = lock.withLock { () -> Int in
+        let number = openAttempt(of: task, bytesSent: bytesSent)
+        let answer: Result<(Data, HTTPURLResponse), any Error>
+        do {
+            answer = .success(try await configuration.transport.send(request, context: context))
+        } catch {
+            answer = .failure(error)
+        }
+        return outcome(of: number, of: task, request: request, bytesSent: bytesSent, answer: answer)
+    }
+
+    /// Marks attempt's start on the task; returns the attempt's number.
+    @inline(never)
+    private func openAttempt(of task: DataTask, bytesSent: Int) -> Int {
+        lock.withLock { () -> Int in
             let now = MonotonicClock.now()
             task.storage.started = task.storage.started ?? now
             task.storage.attemptStart = now
@@ -340,15 +370,23 @@ public final class TaskPool: @unchecked Sendable {
             task.storage.phase = .sending
             return task.storage.attempts
         }
-        do {
-            let (body, httpResponse) = try await configuration.transport.send(request, context: context)
+    }
+
+    /// Closes attempt `number` with the transport's answer: its timing, and the response validated or the error typed.
+    @inline(never)
+    private func outcome(
+        of number: Int, of task: DataTask, request: URLRequest, bytesSent: Int,
+        answer: Result<(Data, HTTPURLResponse), any Error>
+    ) -> DataTask.Outcome {
+        switch answer {
+        case .success(let (body, httpResponse)):
             let timing = finishAttempt(
                 number, of: task, bytesSent: bytesSent, received: body.count, status: httpResponse.statusCode)
             let response = Response(
                 request: request, httpResponse: httpResponse, body: body, duration: timing.duration,
                 statusReader: configuration.statusReader, timing: timing)
             return validate(response)
-        } catch {
+        case .failure(let error):
             finishAttempt(number, of: task, bytesSent: bytesSent, received: nil, status: nil)
             return .failure(NetworkError.from(error, timeout: request.timeoutInterval))
         }
