@@ -356,7 +356,7 @@ public final class TaskPool: @unchecked Sendable {
         return outcome(of: number, of: task, request: request, bytesSent: bytesSent, answer: answer)
     }
 
-    /// Marks attempt's start on the task; returns the attempt's number.
+    /// Marks the start of an attempt on the task; returns the attempt's number.
     @inline(never)
     private func openAttempt(of task: DataTask, bytesSent: Int) -> Int {
         lock.withLock { () -> Int in
