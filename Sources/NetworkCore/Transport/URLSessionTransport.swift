@@ -61,9 +61,10 @@ public final class URLSessionTransport: Transport {
 
 #if canImport(FoundationNetworking)
     extension URLSessionTransport {
-        /// Whether this process runs NetworkCore's leak-free replacement of the host check that
-        /// FoundationNetworking makes before every request (`Sources/FoundationNetworkingFixes`): true when
+        /// Whether this process resolves the host check that FoundationNetworking makes before every
+        /// request to NetworkCore's leak-free replacement (`Sources/FoundationNetworkingFixes`): true when
         /// NetworkCore is linked into the executable and Swift's runtime is not linked statically.
+        /// `ReliabilityTests.urlSessionKeepsNoMemory` shows that FoundationNetworking's calls reach it.
         static var replacesLeakingHostCheck: Bool { nc_curl_host_check_is_replaced() }
     }
 #endif
