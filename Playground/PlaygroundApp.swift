@@ -185,7 +185,10 @@ struct PlaygroundApp {
         let tasks = endpoints.map { endpoint in
             started { () async throws(NetworkError) in try await movies.send(endpoint, as: AnyJSON.self) }
         }
-        for _ in 0..<1_000 where !pool.activeTasks.contains(where: { $0.phase == .waitingForCredential }) {
+        // The table is shown once every call waits for the renewed token (a second at most): until then some
+        // may still be on their way to their 401.
+        for _ in 0..<1_000
+        where pool.activeTasks.filter({ $0.phase == .waitingForCredential }).count < endpoints.count {
             try? await Task.sleep(nanoseconds: 1_000_000)
         }
         print("While the token is renewed:")
