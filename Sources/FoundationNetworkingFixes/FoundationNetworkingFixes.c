@@ -5,9 +5,9 @@
 // same host in the URL as Foundation does. That function parses the URL into a `CURLU` handle and then
 // releases the handle with `curl_free`, which frees the handle's own block but not the scheme, host,
 // port and path strings libcurl copied into it; `curl_url_cleanup` frees them all. So every request leaks
-// four or five small blocks, about 170 bytes of heap with the allocator's overhead (measured with
-// heaptrack and glibc's malloc_info on Swift 6.3.1: 20,000 plain `URLSession.data(for:)` requests left
-// 3.2 MB more live heap, and the scattered blocks kept 6 MB more resident memory).
+// four or five small blocks, about 170 bytes of heap with the allocator's overhead (traced with
+// heaptrack on Swift 6.3.1; 20,000 plain `URLSession.data(from:)` requests left 3.1 MB more live heap
+// by glibc's malloc_info, ReliabilityTests.urlSessionKeepsNoMemory without this file).
 //
 // The definition below does the same check and releases the handle with `curl_url_cleanup`. It is weak:
 // - linked into an executable with FoundationNetworking as a shared library (the default on Linux), the
