@@ -136,6 +136,26 @@ func classify(_ result: Result<Indexed, NetworkError>, index: Int) -> String {
 
 @Suite("Reliability: load with faults, server restart", .serialized)
 struct ReliabilityTests {
+    /// Calls `launch` for each index in order, which adds that index's work to the group, and keeps at
+    /// most `inFlight` launches' worth of child tasks running: the next index is launched each time a child ends.
+    static func launchBounded(
+        _ indices: Range<Int>, inFlight: Int, _ launch: (inout TaskGroup<Void>, Int) -> Void
+    ) async {
+        await withTaskGroup(of: Void.self) { group in
+            var next = indices.lowerBound
+            while next < indices.upperBound, next - indices.lowerBound < inFlight {
+                launch(&group, next)
+                next += 1
+            }
+            while await group.next() != nil {
+                if next < indices.upperBound {
+                    launch(&group, next)
+                    next += 1
+                }
+            }
+        }
+    }
+
     /// Sends requests `indices` through `pool`, at most `inFlight` at a time, cancelling the chosen ones by id.
     static func run(
         _ indices: Range<Int>, pool: TaskPool, baseURL: String, inFlight: Int
@@ -143,35 +163,22 @@ struct ReliabilityTests {
         -> [Int: [String]]
     {
         let outcomes = Locked<[Int: [String]]>([:])
-        await withTaskGroup(of: Void.self) { group in
-            var next = indices.lowerBound
-            func launch(_ index: Int) {
+        await launchBounded(indices, inFlight: inFlight) { group, index in
+            group.addTask {
+                let endpoint = TestEndpoint(baseURL: baseURL, path: "r/\(index)", timeout: Fault.requestTimeout)
+                let result: Result<Indexed, NetworkError>
+                do {
+                    result = .success(
+                        try await pool.send(endpoint, parser: DecodableParser<Indexed>(), id: "r\(index)"))
+                } catch {
+                    result = .failure(error as? NetworkError ?? .transport(error))
+                }
+                outcomes.withLock { $0[index, default: []].append(classify(result, index: index)) }
+            }
+            if Fault.isCancelled(index) {
                 group.addTask {
-                    let endpoint = TestEndpoint(baseURL: baseURL, path: "r/\(index)", timeout: Fault.requestTimeout)
-                    let result: Result<Indexed, NetworkError>
-                    do {
-                        result = .success(
-                            try await pool.send(endpoint, parser: DecodableParser<Indexed>(), id: "r\(index)"))
-                    } catch {
-                        result = .failure(error as? NetworkError ?? .transport(error))
-                    }
-                    outcomes.withLock { $0[index, default: []].append(classify(result, index: index)) }
-                }
-                if Fault.isCancelled(index) {
-                    group.addTask {
-                        try? await Task.sleep(nanoseconds: UInt64.random(in: 0...20_000_000))
-                        pool.cancel(id: "r\(index)")
-                    }
-                }
-            }
-            while next < indices.upperBound, next - indices.lowerBound < inFlight {
-                launch(next)
-                next += 1
-            }
-            while await group.next() != nil {
-                if next < indices.upperBound {
-                    launch(next)
-                    next += 1
+                    try? await Task.sleep(nanoseconds: UInt64.random(in: 0...20_000_000))
+                    pool.cancel(id: "r\(index)")
                 }
             }
         }
@@ -287,21 +294,14 @@ struct ReliabilityTests {
             let session = URLSession(configuration: configuration)
             defer { session.finishTasksAndInvalidate() }
             func send(_ indices: Range<Int>) async -> Int {
-                await withTaskGroup(of: Bool.self) { group in
-                    var next = indices.lowerBound
-                    var succeeded = 0
-                    func launch() {
-                        let url = URL(string: "\(server.baseURL)/plain/\(next)")!
-                        group.addTask { (try? await session.data(from: url))?.0.isEmpty == false }
-                        next += 1
+                let succeeded = Locked(0)
+                await Self.launchBounded(indices, inFlight: 64) { group, index in
+                    let url = URL(string: "\(server.baseURL)/plain/\(index)")!
+                    group.addTask {
+                        if (try? await session.data(from: url))?.0.isEmpty == false { succeeded.withLock { $0 += 1 } }
                     }
-                    while next < indices.upperBound, next - indices.lowerBound < 64 { launch() }
-                    while let ok = await group.next() {
-                        if ok { succeeded += 1 }
-                        if next < indices.upperBound { launch() }
-                    }
-                    return succeeded
                 }
+                return succeeded.withLock { $0 }
             }
             #expect(await send(100_000..<102_000) == 2_000)
             let before = ProcessMemory.Reading()
