@@ -226,7 +226,7 @@ struct ReliabilityTests {
         #expect(await eventually { LiveObjects.dataTasks.withLock { $0 } == 0 }, "DataTasks still alive")
         #expect(await eventually { LiveObjects.responses.withLock { $0 } == 0 }, "Responses still alive")
         // The process as a whole. With FoundationNetworking's leaking host check replaced (see
-        // `urlSessionKeepsNoMemory`), the live heap ends 1.3–1.8 MB higher, which is gone some seconds later
+        // `urlSessionKeepsNoMemory`), the live heap ends 1.2–1.9 MB higher, which is gone some seconds later
         // (sessions and threads winding down); with FoundationNetworking's own check it ended 4.4–4.9 MB
         // higher and stayed. Resident memory grows more than the live heap: freed memory that glibc's arenas
         // keep in pages `malloc_trim` cannot return, and worker threads' stacks. That was measured the same
