@@ -216,26 +216,32 @@ struct TaskPoolTests {
         #expect(pool.activeTasks.isEmpty)
     }
 
-    @Test("a joined caller that is cancelled withdraws alone; the other still gets the answer")
-    func joinedWithdraw() async throws {
+    @Test(
+        "a joined caller that is cancelled withdraws alone; the others still get the answer",
+        arguments: 0..<3)
+    func joinedWithdraw(withdrawing index: Int) async throws {
         let requests = Counter()
         let answer = Locked(false)
         let pool = TaskPool.stubbed { _, _ in
             requests.increment()
-            // Answers once the second caller has withdrawn (or when `eventually` gives up).
+            // Answers once a caller has withdrawn (or when `eventually` gives up).
             _ = await eventually(within: 10) { answer.withLock { $0 } }
             return .json("{}")
         }
-        let first = Task { try await pool.send(TestEndpoint(), id: "shared") }
-        #expect(await eventually { pool.task(id: "shared") != nil })
-        let second = Task { try await pool.send(TestEndpoint(), id: "shared") }
-        #expect(await eventually { pool.task(id: "shared")?.waiterCount == 2 })
-        second.cancel()
-        #expect(isCancelled(await second.result))
-        #expect(pool.task(id: "shared")?.waiterCount == 1)
+        var callers: [Task<Response, any Error>] = []
+        for count in 1...3 {
+            callers.append(Task { try await pool.send(TestEndpoint(), id: "shared") })
+            #expect(await eventually { pool.task(id: "shared")?.waiterCount == count })
+        }
+        callers[index].cancel()
+        #expect(isCancelled(await callers[index].result))
+        #expect(pool.task(id: "shared")?.waiterCount == 2)
         answer.withLock { $0 = true }
-        #expect(try await first.value.statusCode == 200)
+        for (position, caller) in callers.enumerated() where position != index {
+            #expect(try await caller.value.statusCode == 200)
+        }
         #expect(requests.count == 1)
+        #expect(pool.activeTasks.isEmpty)
     }
 
     @Test("a send whose Swift task is already cancelled ends as cancelled")

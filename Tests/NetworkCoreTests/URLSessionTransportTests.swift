@@ -115,4 +115,92 @@ struct URLSessionTransportLoopbackTests {
         #expect(isSlowRun || Date().timeIntervalSince(started) < 5)
         #expect(pool.activeTasks.isEmpty)
     }
+
+    /// How a running task is ended in ``endingReachesTheSession(_:)``.
+    enum Ending: String, CaseIterable, Sendable {
+        case cancelByID, callerCancelled, deadline
+    }
+
+    @Test(
+        "cancelling a task by id, cancelling its caller and its deadline each cancel its URLSessionTask",
+        arguments: Ending.allCases)
+    func endingReachesTheSession(_ ending: Ending) async throws {
+        let server = try LoopbackServer(recordsRequests: false) { _ in .delayed(10, StubResponse(body: Data("{}".utf8)))
+        }
+        defer { server.kill() }
+        let transport = URLSessionTransport(configuration: .ephemeral)
+        let pool = TaskPool(
+            configuration: .init(transport: transport, resourceTimeout: ending == .deadline ? 0.3 : nil))
+        let caller = Task { try await pool.send(TestEndpoint(baseURL: server.baseURL, path: "/slow"), id: "slow") }
+        #expect(await eventually { await runningTasks(of: transport.session) == 1 })
+        #expect(pool.task(id: "slow")?.phase == .sending)
+        switch ending {
+        case .cancelByID: #expect(pool.cancel(id: "slow"))
+        case .callerCancelled: caller.cancel()
+        case .deadline: break
+        }
+        let result = await caller.result
+        switch (ending, result) {
+        case (.deadline, .failure(NetworkError.deadlineExceeded(let seconds))): #expect(seconds == 0.3)
+        case (.cancelByID, .failure(NetworkError.cancelled)), (.callerCancelled, .failure(NetworkError.cancelled)):
+            break
+        default: Issue.record("\(ending) ended the send with \(result)")
+        }
+        #expect(pool.activeTasks.isEmpty)
+        // The request itself stops, long before the server's answer in 10 s.
+        #expect(await eventually { await runningTasks(of: transport.session) == 0 })
+    }
+
+    /// How many of the session's tasks are running.
+    private func runningTasks(of session: URLSession) async -> Int {
+        await withCheckedContinuation { continuation in
+            session.getAllTasks { tasks in continuation.resume(returning: tasks.count { $0.state == .running }) }
+        }
+    }
+
+    /// How a task is sent in ``runner(_:)``.
+    enum Sending: String, CaseIterable, Sendable {
+        case awaited, awaitedWithInterceptor, completionHandler
+    }
+
+    @Test(
+        "an awaited send without interceptors runs as the URLSessionTask alone; others run in a Swift task",
+        arguments: Sending.allCases)
+    func runner(_ sending: Sending) async throws {
+        struct Passing: RequestInterceptor {}
+        let server = try LoopbackServer(recordsRequests: false) { _ in .delayed(10, StubResponse(body: Data("{}".utf8)))
+        }
+        defer { server.kill() }
+        let pool = TaskPool(
+            configuration: .init(
+                transport: URLSessionTransport(configuration: .ephemeral),
+                interceptors: sending == .awaitedWithInterceptor ? [Passing()] : []))
+        let endpoint = TestEndpoint(baseURL: server.baseURL, path: "/slow")
+        let outcome = Locked<Result<Response, NetworkError>?>(nil)
+        if sending == .completionHandler {
+            pool.send(endpoint, id: "slow") { result in outcome.withLock { $0 = result } }
+        } else {
+            Task {
+                let result: Result<Response, NetworkError>
+                do throws(NetworkError) { result = .success(try await pool.send(endpoint, id: "slow")) } catch {
+                    result = .failure(error)
+                }
+                outcome.withLock { $0 = result }
+            }
+        }
+        #expect(await eventually { pool.task(id: "slow")?.phase == .sending })
+        let task = try #require(pool.task(id: "slow"))
+        let runner = task.lock.withLock { task.storage.runner }
+        switch (sending, runner) {
+        case (.awaited, .transfer), (.awaitedWithInterceptor, .task), (.completionHandler, .task): break
+        default: Issue.record("\(sending) runs in \(String(describing: runner))")
+        }
+        #expect(pool.cancel(id: "slow"))
+        #expect(await eventually { outcome.withLock { $0 } != nil })
+        let result = outcome.withLock { $0 }
+        guard case .failure(.cancelled)? = result else {
+            Issue.record("ended with \(String(describing: result))")
+            return
+        }
+    }
 }

@@ -50,7 +50,59 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     }
 
     typealias Outcome = Result<Response, NetworkError>
-    typealias Waiter = (token: UInt64, resume: @Sendable (Outcome) -> Void)
+    typealias Waiter = (token: UInt64, resumer: Resumer)
+
+    /// How a caller waiting for the outcome is told: its suspended Swift task, or a completion handler.
+    enum Resumer: Sendable {
+        /// An `async` caller. Unchecked: the pool resumes it exactly once, as it does every waiter
+        /// (a waiter is removed from the task under the lock before it is resumed), and a checked
+        /// continuation would cost an allocation of its own on every send.
+        case continuation(UnsafeContinuation<Outcome, Never>)
+        case handler(@Sendable (Outcome) -> Void)
+
+        func resume(_ outcome: Outcome) {
+            switch self {
+            case .continuation(let continuation): continuation.resume(returning: outcome)
+            case .handler(let handler): handler(outcome)
+            }
+        }
+    }
+
+    /// The callers waiting for the outcome, in the order they came. The first is kept inline: nearly
+    /// every task has exactly one, and an array would cost an allocation for it.
+    struct Waiters: Sequence {
+        private var first: Waiter?
+        private var others: [Waiter] = []  // empty while `first` is nil
+
+        var isEmpty: Bool { first == nil }
+        var count: Int { first == nil ? 0 : 1 + others.count }
+
+        mutating func append(_ waiter: Waiter) {
+            if first == nil { first = waiter } else { others.append(waiter) }
+        }
+
+        /// Removes and returns the waiter with this token, if it is here.
+        mutating func remove(token: UInt64) -> Waiter? {
+            if let waiter = first, waiter.token == token {
+                first = others.isEmpty ? nil : others.removeFirst()
+                return waiter
+            }
+            return others.firstIndex { $0.token == token }.map { others.remove(at: $0) }
+        }
+
+        func makeIterator() -> Iterator { Iterator(first: first, others: others.makeIterator()) }
+
+        struct Iterator: IteratorProtocol {
+            fileprivate var first: Waiter?
+            fileprivate var others: IndexingIterator<[Waiter]>
+
+            mutating func next() -> Waiter? {
+                guard let waiter = first else { return others.next() }
+                first = nil
+                return waiter
+            }
+        }
+    }
 
     struct Storage {
         var attempts = 1
@@ -71,8 +123,21 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         var endDate: Date?
         var endTime: UInt64?
         var outcome: Outcome?
-        var waiters: [Waiter] = []
-        var runner: Task<Void, Never>?
+        var waiters = Waiters()
+        var runner: Runner?
+    }
+
+    /// What performs a task: a Swift task, or, when nothing needs one, the transfer itself.
+    enum Runner: Sendable {
+        case task(Task<Void, Never>)
+        case transfer(Transfer)
+
+        func cancel() {
+            switch self {
+            case .task(let task): task.cancel()
+            case .transfer(let transfer): transfer.cancel()
+            }
+        }
     }
 
     /// The task's id, unique among the pool's running tasks.

@@ -15,7 +15,7 @@ extension TaskPool {
     ) {
         do {
             let task = try start(endpoint, id: id, immediately: false)
-            addWaiter(to: task, token: 0, resume: completion)
+            addWaiter(to: task, token: 0, resumer: .handler(completion))
         } catch {
             completion(.failure(error))
         }

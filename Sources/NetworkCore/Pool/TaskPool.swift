@@ -195,20 +195,31 @@ public final class TaskPool: @unchecked Sendable {
         return task
     }
 
-    /// Starts the runner, the Swift task that performs the call and settles it, and the task's
-    /// watchdog and stall monitor. `immediately`: the runner runs on the caller's thread until its
-    /// first wait (usually for the server), rather than waking another thread first; only for a
-    /// caller that waits for the outcome next, since a transport that answers without waiting then
-    /// ends the task before `run` returns.
+    /// Starts the runner, what performs the call and settles it, and the task's watchdog and stall
+    /// monitor. The runner is a Swift task; except for a caller that waits (`immediately`), without
+    /// interceptors, over ``URLSessionTransport``: then it is the `URLSessionTask` alone, whose
+    /// completion settles the task on the session's queue and wakes the caller, as `data(for:)` would,
+    /// so no Swift task is created, woken, and waited for in between. A Swift runner started
+    /// `immediately` runs on the caller's thread until its first wait (usually for the server), rather
+    /// than waking another thread first; only for a caller that waits for the outcome next, since a
+    /// transport that answers without waiting then ends the task before `run` returns. Completion
+    /// handlers always get a Swift runner, so that what they do never runs on the session's queue.
     private func run(_ task: DataTask, endpoint: some Endpoint, immediately: Bool) {
         log(.started, task)
         let deadline = endpoint.resourceTimeout ?? configuration.resourceTimeout
         // Two literal closures rather than one closure value passed to either: converting a closure value
         // to a task's operation cost two allocations per task (counted with SendLoop, Docs/Performance.md).
-        let runner: Task<Void, Never> =
-            immediately
-            ? Task.immediate { [self] in await performAndSettle(task, endpoint: endpoint, deadline: deadline) }
-            : Task { [self] in await performAndSettle(task, endpoint: endpoint, deadline: deadline) }
+        let runner: DataTask.Runner
+        if immediately, let transport = configuration.transport as? URLSessionTransport,
+            configuration.interceptors.isEmpty, endpoint.interceptors.isEmpty
+        {
+            runner = .transfer(transfer(task, endpoint: endpoint, transport: transport))
+        } else {
+            runner = .task(
+                immediately
+                    ? Task.immediate { [self] in await performAndSettle(task, endpoint: endpoint, deadline: deadline) }
+                    : Task { [self] in await performAndSettle(task, endpoint: endpoint, deadline: deadline) })
+        }
         let watchdog = deadline.map { seconds in
             Alarm(after: seconds) { [self] _ in settle(task, with: .failure(.deadlineExceeded(seconds: seconds))) }
         }
@@ -231,7 +242,19 @@ public final class TaskPool: @unchecked Sendable {
 
     /// The runner's work: the call, then the task's end with its outcome.
     private func performAndSettle(_ task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?) async {
-        settle(task, with: await perform(task, endpoint: endpoint, deadline: deadline))
+        settle(task, with: await perform(task, endpoint: endpoint, deadline: deadline), byRunner: true)
+    }
+
+    /// Starts the task's one attempt on `transport` with no Swift task of its own: the transfer's
+    /// completion, on the session's queue, validates the answer and settles the task.
+    private func transfer(_ task: DataTask, endpoint: some Endpoint, transport: URLSessionTransport) -> Transfer {
+        let request = task.request
+        let bytesSent = request.httpBody?.count ?? 0
+        let number = openAttempt(of: task, bytesSent: bytesSent)
+        return transport.start(request, context: context(of: task, endpoint: endpoint)) { [self] answer in
+            let outcome = outcome(of: number, of: task, request: request, bytesSent: bytesSent, answer: answer)
+            settle(task, with: outcome, byRunner: true)
+        }
     }
 
     /// Reports the task once if, while sending or receiving, nothing has arrived for `threshold`
@@ -342,9 +365,7 @@ public final class TaskPool: @unchecked Sendable {
     /// Only what must outlive the wait for the transport is kept here; the work before and after is
     /// done by synchronous functions, so that this async frame, allocated for every attempt, stays small.
     private func send(_ request: URLRequest, for task: DataTask, endpoint: some Endpoint) async -> DataTask.Outcome {
-        let context = TransportContext(taskID: task.id, endpoint: endpoint) { [self] progress in
-            record(progress, of: task)
-        }
+        let context = context(of: task, endpoint: endpoint)
         let bytesSent = request.httpBody?.count ?? 0
         let number = openAttempt(of: task, bytesSent: bytesSent)
         let answer: Result<(Data, HTTPURLResponse), any Error>
@@ -354,6 +375,11 @@ public final class TaskPool: @unchecked Sendable {
             answer = .failure(error)
         }
         return outcome(of: number, of: task, request: request, bytesSent: bytesSent, answer: answer)
+    }
+
+    /// The context a transport sends the task's request with: its progress goes to the task.
+    private func context(of task: DataTask, endpoint: some Endpoint) -> TransportContext {
+        TransportContext(taskID: task.id, endpoint: endpoint) { [self] progress in record(progress, of: task) }
     }
 
     /// Marks the start of an attempt on the task; returns the attempt's number.
@@ -481,9 +507,11 @@ public final class TaskPool: @unchecked Sendable {
     /// Ends a task with `outcome` unless it has ended already: the one place a task's outcome is
     /// set and the one place it leaves the active set, both under the lock.
     /// - Returns: whether this call ended the task.
+    /// `byRunner`: the runner itself ends the task, so it needs no cancelling.
     @discardableResult
-    func settle(_ task: DataTask, with outcome: DataTask.Outcome) -> Bool {
-        guard let ending = lock.withLock({ end(task, with: outcome) }) else { return false }
+    func settle(_ task: DataTask, with outcome: DataTask.Outcome, byRunner: Bool = false) -> Bool {
+        guard var ending = lock.withLock({ end(task, with: outcome) }) else { return false }
+        if byRunner { ending.runner = nil }
         deliver(ending, of: task)
         return true
     }
@@ -491,8 +519,8 @@ public final class TaskPool: @unchecked Sendable {
     /// What ending a task leaves to do outside the lock.
     private struct Ending {
         let outcome: DataTask.Outcome
-        let waiters: [DataTask.Waiter]
-        let runner: Task<Void, Never>?
+        let waiters: DataTask.Waiters
+        var runner: DataTask.Runner?
         let watchdog: Alarm?
         let stallMonitor: Alarm?
     }
@@ -510,7 +538,7 @@ public final class TaskPool: @unchecked Sendable {
         let ending = Ending(
             outcome: outcome, waiters: task.storage.waiters, runner: task.storage.runner,
             watchdog: task.storage.watchdog, stallMonitor: task.storage.stallMonitor)
-        task.storage.waiters = []
+        task.storage.waiters = DataTask.Waiters()
         task.storage.runner = nil
         task.storage.watchdog = nil
         task.storage.stallMonitor = nil
@@ -525,7 +553,7 @@ public final class TaskPool: @unchecked Sendable {
         case .failure(.cancelled): log(.cancelled, task)
         case .failure: log(.failed, task)
         }
-        for waiter in ending.waiters { waiter.resume(ending.outcome) }
+        for waiter in ending.waiters { waiter.resumer.resume(ending.outcome) }
         ending.runner?.cancel()
         ending.watchdog?.cancel()
         ending.stallMonitor?.cancel()
@@ -539,8 +567,8 @@ public final class TaskPool: @unchecked Sendable {
             return sequence
         }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                addWaiter(to: task, token: token) { continuation.resume(returning: $0) }
+            await withUnsafeContinuation { continuation in
+                addWaiter(to: task, token: token, resumer: .continuation(continuation))
                 if Task.isCancelled { withdraw(token, from: task) }
             }
         } onCancel: {
@@ -548,25 +576,24 @@ public final class TaskPool: @unchecked Sendable {
         }
     }
 
-    /// Calls `resume` once with the task's outcome: now if it has ended, else when it ends.
-    func addWaiter(to task: DataTask, token: UInt64, resume: @escaping @Sendable (DataTask.Outcome) -> Void) {
+    /// Resumes `resumer` once with the task's outcome: now if it has ended, else when it ends.
+    func addWaiter(to task: DataTask, token: UInt64, resumer: DataTask.Resumer) {
         let outcome = lock.withLock { () -> DataTask.Outcome? in
             if let outcome = task.storage.outcome { return outcome }
-            task.storage.waiters.append((token, resume))
+            task.storage.waiters.append((token, resumer))
             return nil
         }
-        if let outcome { resume(outcome) }
+        if let outcome { resumer.resume(outcome) }
     }
 
     private func withdraw(_ token: UInt64, from task: DataTask) {
         let withdrawn = lock.withLock { () -> (waiter: DataTask.Waiter, wasLast: Bool)? in
-            guard let index = task.storage.waiters.firstIndex(where: { $0.token == token }) else { return nil }
-            let waiter = task.storage.waiters.remove(at: index)
+            guard let waiter = task.storage.waiters.remove(token: token) else { return nil }
             return (waiter, task.storage.waiters.isEmpty)
         }
         guard let withdrawn else { return }
         if withdrawn.wasLast { settle(task, with: .failure(.cancelled)) }
-        withdrawn.waiter.resume(.failure(.cancelled))
+        withdrawn.waiter.resumer.resume(.failure(.cancelled))
     }
 
     static func parse<Parser: JSONParser>(

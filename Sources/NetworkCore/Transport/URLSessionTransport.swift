@@ -14,7 +14,8 @@ import Foundation
 /// On FoundationNetworking the session's `delegateQueue` runs each delegate call at once, on the
 /// session's own queue, as `URLSession.data(for:)` does for its completion there, rather than as an
 /// `Operation` on another queue for each response, body chunk and completion. So a
-/// ``NetworkLogger`` sees redirect events on that queue and must not block; and blocks added to
+/// ``NetworkLogger`` sees redirect events on that queue, and the end of every awaited send the pool
+/// runs on the session directly (no interceptors), and must not block; and blocks added to
 /// `session.delegateQueue` run at once.
 /// ```swift
 /// let configuration = URLSessionConfiguration.ephemeral
@@ -45,17 +46,41 @@ public final class URLSessionTransport: Transport {
         let state = CancelState()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let task = session.dataTask(with: request)
-                delegate.register(task, context: context) { continuation.resume(with: $0) }
-                if state.attach(task) { task.cancel() }
-                task.resume()
+                if state.attach(start(request, context: context) { continuation.resume(with: $0) }) {
+                    state.cancel()
+                }
             }
         } onCancel: {
-            // Not here and now: the cancellation handler runs with the Swift task's status locked, and
-            // `URLSessionTask.cancel()` waits for the session's queue, where a delegate call may be
-            // resuming this very task (which needs that lock).
-            DispatchQueue.global().async { state.cancel() }
+            state.cancel()
         }
+    }
+
+    /// Starts the request and calls `completion` once with the answer, on the session's queue; the
+    /// pool's way when no Swift task needs to wait for it. Cancel what it returns with
+    /// ``Transfer/cancel()``, never `URLSessionTask.cancel()` directly.
+    func start(
+        _ request: URLRequest, context: TransportContext, completion: @escaping SessionDelegate.Completion
+    )
+        -> Transfer
+    {
+        let task = session.dataTask(with: request)
+        delegate.register(task, context: context, completion: completion)
+        task.resume()
+        return Transfer(task: task)
+    }
+}
+
+/// A request started by ``URLSessionTransport/start(_:context:completion:)``.
+struct Transfer: Sendable {
+    let task: URLSessionDataTask
+
+    /// Cancels the request; its completion gets `URLError(.cancelled)` unless it has had its answer.
+    ///
+    /// Not on the calling thread: this may run where a Swift task's status is locked (a cancellation
+    /// handler) or on the session's own queue, and `URLSessionTask.cancel()` waits for that queue, where
+    /// a delegate call may be resuming this very task.
+    func cancel() {
+        DispatchQueue.global().async { task.cancel() }
     }
 }
 
@@ -69,15 +94,15 @@ public final class URLSessionTransport: Transport {
     }
 #endif
 
-/// Whether a send was cancelled, and its `URLSessionTask` once there is one: cancelling before the
-/// task exists cancels it as soon as it is attached. Copies share the state.
+/// Whether a send was cancelled, and its transfer once there is one: cancelling before the
+/// transfer exists cancels it as soon as it is attached. Copies share the state.
 private struct CancelState: Sendable {
-    private let state = Locked<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
+    private let state = Locked<(transfer: Transfer?, cancelled: Bool)>((nil, false))
 
-    /// Attaches the task; returns whether it must be cancelled at once.
-    func attach(_ task: URLSessionDataTask) -> Bool {
+    /// Attaches the transfer; returns whether it must be cancelled at once.
+    func attach(_ transfer: Transfer) -> Bool {
         state.withLock { state in
-            state.task = task
+            state.transfer = transfer
             return state.cancelled
         }
     }
@@ -85,7 +110,7 @@ private struct CancelState: Sendable {
     func cancel() {
         state.withLock { state in
             state.cancelled = true
-            return state.task
+            return state.transfer
         }?.cancel()
     }
 }

@@ -51,13 +51,13 @@ extension TaskPool {
 
 /// Waits until `condition` holds or `seconds` (times ``slowRunScale``) pass; returns whether it held.
 /// A wait, not a bound on the behaviour, so it stretches in a slow run.
-func eventually(within seconds: Double = 2, _ condition: () -> Bool) async -> Bool {
+func eventually(within seconds: Double = 2, _ condition: () async -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds * slowRunScale)
     while Date() < deadline {
-        if condition() { return true }
+        if await condition() { return true }
         try? await Task.sleep(nanoseconds: 5_000_000)
     }
-    return condition()
+    return await condition()
 }
 
 /// How much longer wall-clock bounds may be in this run: 6 under a sanitizer (`NETWORKCORE_SLOW_RUN`
