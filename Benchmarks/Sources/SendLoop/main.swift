@@ -5,7 +5,9 @@
 //   perf stat -e probe_libc:malloc Benchmarks/.build/release/SendLoop 0
 //   perf stat -e probe_libc:malloc Benchmarks/.build/release/SendLoop 20000
 //
-// (difference of the two counts) / 20,000 = allocations per send.
+// (difference of the two counts) / 20,000 = allocations per send. With `suspend` after the count
+// (`SendLoop 20000 suspend`) the stub yields before it answers, so the caller waits for the task to end,
+// as it does for a real transport.
 import Foundation
 import NetworkCore
 
@@ -15,7 +17,12 @@ struct Item: Endpoint {
 }
 
 let count = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 0
-let pool = TaskPool(configuration: .init(transport: StubTransport { _, _ in StubResponse(body: Data("{}".utf8)) }))
+let suspends = CommandLine.arguments.dropFirst(2).first == "suspend"
+let stub = StubTransport { _, _ in
+    if suspends { await Task.yield() }
+    return StubResponse(body: Data("{}".utf8))
+}
+let pool = TaskPool(configuration: .init(transport: stub))
 for index in 0..<count {
     _ = try await pool.send(Item(), id: "send-\(index)")
 }
