@@ -202,8 +202,9 @@ public final class TaskPool: @unchecked Sendable {
     /// so no Swift task is created, woken, and waited for in between. A Swift runner started
     /// `immediately` runs on the caller's thread until its first wait (usually for the server), rather
     /// than waking another thread first; only for a caller that waits for the outcome next, since a
-    /// transport that answers without waiting then ends the task before `run` returns. Completion
-    /// handlers always get a Swift runner, so that what they do never runs on the session's queue.
+    /// transport that answers without waiting then ends the task before `run` returns. A send with a
+    /// completion handler starts a Swift runner, so that its handler is not called on the session's
+    /// queue (unless it joined an awaited send's task: a joined caller is told where the task ends).
     private func run(_ task: DataTask, endpoint: some Endpoint, immediately: Bool) {
         log(.started, task)
         let deadline = endpoint.resourceTimeout ?? configuration.resourceTimeout
@@ -506,8 +507,8 @@ public final class TaskPool: @unchecked Sendable {
 
     /// Ends a task with `outcome` unless it has ended already: the one place a task's outcome is
     /// set and the one place it leaves the active set, both under the lock.
-    /// - Returns: whether this call ended the task.
     /// `byRunner`: the runner itself ends the task, so it needs no cancelling.
+    /// - Returns: whether this call ended the task.
     @discardableResult
     func settle(_ task: DataTask, with outcome: DataTask.Outcome, byRunner: Bool = false) -> Bool {
         guard var ending = lock.withLock({ end(task, with: outcome) }) else { return false }
