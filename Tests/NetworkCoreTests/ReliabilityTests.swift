@@ -99,8 +99,9 @@ enum Fault: String, CaseIterable, Sendable {
         }
     }
 
-    /// Whether request `index` is also cancelled by id at a random moment.
-    static func isCancelled(_ index: Int) -> Bool { (index &* 40_503) % 100 < 3 }
+    /// Whether request `index` is also cancelled by id at a random moment: 3%, spread over every fault (a hash of
+    /// the index's own, since the fault depends on the index modulo 100 alone).
+    static func isCancelled(_ index: Int) -> Bool { (((index &* 2_654_435_761) & 0xFFFF_FFFF) >> 16) % 100 < 3 }
 
     static let requestTimeout: TimeInterval = 2
 
@@ -177,6 +178,11 @@ struct ReliabilityTests {
             }
             if Fault.isCancelled(index) {
                 group.addTask {
+                    // At a random moment in the first 20 ms after the task is registered (or has ended): without
+                    // waiting for it, nearly every cancel came after its task had ended (1 in 600 landed).
+                    _ = await eventually(within: 1) {
+                        pool.task(id: "r\(index)") != nil || outcomes.withLock { $0[index] != nil }
+                    }
                     try? await Task.sleep(nanoseconds: UInt64.random(in: 0...20_000_000))
                     pool.cancel(id: "r\(index)")
                 }
@@ -219,6 +225,12 @@ struct ReliabilityTests {
             let mismatches: [String]
             (mismatches, tally) = Self.check(outcomes)
             #expect(mismatches.isEmpty, "\(mismatches.count) mismatches, e.g. \(mismatches.prefix(5))")
+            // A slow answer comes after the request timeout (2 s), so a cancel sent within 20 ms of its task's
+            // start always lands: those must end as cancelled.
+            let mustCancel = (0..<total).filter { Fault.isCancelled($0) && Fault.of($0) == .slow }
+            #expect(mustCancel.count > 10)
+            let notCancelled = mustCancel.filter { outcomes[$0] != ["cancelled"] }
+            #expect(notCancelled.isEmpty, "cancelled while slow, yet \(notCancelled.prefix(5).map { outcomes[$0] })")
         }
         let seconds = Date().timeIntervalSince(started)
         for fault in Fault.allCases { #expect(tally[fault.rawValue, default: 0] > 0, "no \(fault.rawValue) outcome") }
