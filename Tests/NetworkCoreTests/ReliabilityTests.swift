@@ -179,7 +179,7 @@ struct ReliabilityTests {
             if Fault.isCancelled(index) {
                 group.addTask {
                     // At a random moment in the first 20 ms after the task is registered (or has ended): without
-                    // waiting for it, nearly every cancel came after its task had ended (1 in 600 landed).
+                    // waiting for it, nearly every cancel came after its task had ended (1 in 1,200 landed).
                     _ = await eventually(within: 1) {
                         pool.task(id: "r\(index)") != nil || outcomes.withLock { $0[index] != nil }
                     }
