@@ -148,7 +148,8 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     public let startDate: Date
     /// The service that started it (the endpoint's ``Endpoint/service``), asked for only when shown.
     public var service: String { endpoint.service }
-    private let endpoint: any Endpoint
+    /// Boxed once, when the task is made, and shared with every transport context of the task.
+    let endpoint: any Endpoint
 
     let sequence: UInt64
     let startTime: UInt64

@@ -214,7 +214,7 @@ public final class TaskPool: @unchecked Sendable {
         if immediately, let transport = configuration.transport as? URLSessionTransport,
             configuration.interceptors.isEmpty, endpoint.interceptors.isEmpty
         {
-            runner = .transfer(transfer(task, endpoint: endpoint, transport: transport))
+            runner = .transfer(transfer(task, transport: transport))
         } else {
             runner = .task(
                 immediately
@@ -248,11 +248,11 @@ public final class TaskPool: @unchecked Sendable {
 
     /// Starts the task's one attempt on `transport` with no Swift task of its own: the transfer's
     /// completion, on the session's queue, validates the answer and settles the task.
-    private func transfer(_ task: DataTask, endpoint: some Endpoint, transport: URLSessionTransport) -> Transfer {
+    private func transfer(_ task: DataTask, transport: URLSessionTransport) -> Transfer {
         let request = task.request
         let bytesSent = request.httpBody?.count ?? 0
         let number = openAttempt(of: task, bytesSent: bytesSent)
-        return transport.start(request, context: context(of: task, endpoint: endpoint)) { [self] answer in
+        return transport.start(request, context: context(of: task)) { [self] answer in
             let outcome = outcome(of: number, of: task, request: request, bytesSent: bytesSent, answer: answer)
             settle(task, with: outcome, byRunner: true)
         }
@@ -286,7 +286,7 @@ public final class TaskPool: @unchecked Sendable {
         // Nothing can adapt or retry the request: one attempt, and no context for interceptors to read.
         setPhase(.preparing, of: task)
         if Task.isCancelled { return .failure(.cancelled) }
-        return await send(task.request, for: task, endpoint: endpoint)
+        return await send(task.request, for: task)
     }
 
     /// Sends the task's request until it succeeds or no interceptor retries it: adapt, send,
@@ -313,7 +313,7 @@ public final class TaskPool: @unchecked Sendable {
                 return .failure(NetworkError.from(error, timeout: task.request.timeoutInterval))
             }
             if Task.isCancelled { return .failure(.cancelled) }
-            let outcome = await send(request, for: task, endpoint: endpoint)
+            let outcome = await send(request, for: task)
             guard case .failure(let failure) = outcome else { return outcome }
             if case .cancelled = failure { return outcome }
             if attempt >= configuration.maximumAttempts { return outcome }
@@ -365,8 +365,8 @@ public final class TaskPool: @unchecked Sendable {
     ///
     /// Only what must outlive the wait for the transport is kept here; the work before and after is
     /// done by synchronous functions, so that this async frame, allocated for every attempt, stays small.
-    private func send(_ request: URLRequest, for task: DataTask, endpoint: some Endpoint) async -> DataTask.Outcome {
-        let context = context(of: task, endpoint: endpoint)
+    private func send(_ request: URLRequest, for task: DataTask) async -> DataTask.Outcome {
+        let context = context(of: task)
         let bytesSent = request.httpBody?.count ?? 0
         let number = openAttempt(of: task, bytesSent: bytesSent)
         let answer: Result<(Data, HTTPURLResponse), any Error>
@@ -378,9 +378,10 @@ public final class TaskPool: @unchecked Sendable {
         return outcome(of: number, of: task, request: request, bytesSent: bytesSent, answer: answer)
     }
 
-    /// The context a transport sends the task's request with: its progress goes to the task.
-    private func context(of task: DataTask, endpoint: some Endpoint) -> TransportContext {
-        TransportContext(taskID: task.id, endpoint: endpoint) { [self] progress in record(progress, of: task) }
+    /// The context a transport sends the task's request with: its progress goes to the task. It
+    /// shares the task's endpoint, rather than boxing the endpoint again for every attempt.
+    private func context(of task: DataTask) -> TransportContext {
+        TransportContext(taskID: task.id, endpoint: task.endpoint) { [self] progress in record(progress, of: task) }
     }
 
     /// Marks the start of an attempt on the task; returns the attempt's number.
