@@ -45,7 +45,8 @@ private final class MutexBuffer<Value>: ManagedBuffer<Value, pthread_mutex_t> {
                 // Adaptive: a thread that finds the mutex held spins briefly before it sleeps in the kernel. The
                 // pool's critical sections are a few field updates, and its lock is taken both by the thread
                 // sending and by the tasks running beside it; in the pool suite at 100,000 tasks the pool's own
-                // share of send→finish was 1.4–3.4 µs with it and 4.1–7.4 µs without (three runs each).
+                // share of send→finish was 1.4–3.4 µs with it and 4.1–7.4 µs without (three runs each), but
+                // 6.0 µs with it in a later full run: weak evidence, no cost seen (Docs/Performance.md).
                 pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
             #endif
             let result = pthread_mutex_init(mutex, &attributes)
