@@ -90,10 +90,16 @@ public final class TaskPool: @unchecked Sendable {
     /// ``settle(_:with:)`` sets the outcome and removes it in one critical section.
     private var active: [String: DataTask] = [:]
     private var sequence: UInt64 = 0
+    /// The transport when awaited sends without interceptors can run on it directly (see
+    /// ``run(_:endpoint:immediately:)``): a `URLSessionTransport` with no pool-wide interceptors. Decided
+    /// once, rather than cast on every send.
+    private let directTransport: URLSessionTransport?
 
     /// Creates a pool.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        directTransport =
+            configuration.interceptors.isEmpty ? configuration.transport as? URLSessionTransport : nil
     }
 
     // MARK: Sending
@@ -211,9 +217,7 @@ public final class TaskPool: @unchecked Sendable {
         // Two literal closures rather than one closure value passed to either: converting a closure value
         // to a task's operation cost two allocations per task (counted with SendLoop, Docs/Performance.md).
         let runner: DataTask.Runner
-        if immediately, let transport = configuration.transport as? URLSessionTransport,
-            configuration.interceptors.isEmpty, endpoint.interceptors.isEmpty
-        {
+        if immediately, let transport = directTransport, endpoint.interceptors.isEmpty {
             runner = .transfer(transfer(task, transport: transport))
         } else {
             runner = .task(
