@@ -155,6 +155,28 @@ func percentile(_ sorted: [UInt64], _ fraction: Double) -> Double {
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
+/// A median with an interval around it that assumes nothing of the values' distribution: the values
+/// ranked n/2 ∓ 0.98·√n, a 95% interval for the median once there are about 20 values (with fewer it
+/// widens to the lowest and the highest).
+struct MedianInterval: CustomStringConvertible {
+    let low: Double
+    let median: Double
+    let high: Double
+
+    init?(_ values: [Double]) {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        let count = Double(sorted.count)
+        let spread = 0.98 * count.squareRoot()
+        low = sorted[max(0, Int((count / 2 - spread).rounded(.down)) - 1)]
+        median = sorted[sorted.count / 2]
+        high = sorted[min(sorted.count - 1, Int((count / 2 + spread).rounded(.up)))]
+    }
+
+    /// `"0.981 (0.962–0.995)"`.
+    var description: String { "\(fmt(median, 3)) (\(fmt(low, 3))–\(fmt(high, 3)))" }
+}
+
 /// What a block of calls took: wall and CPU seconds, and each call's latency in nanoseconds.
 /// Blocks of one client add up into that client's sample for a repetition.
 struct Block {
@@ -293,6 +315,7 @@ func padded(_ text: String, _ width: Int) -> String { text.padding(toLength: wid
 
 func throughput(_ options: Options, clients: Clients) async -> [Row] {
     var rows: [Row] = []
+    var paired: [String] = []
     print(
         "\n## Throughput: \(options.requests) requests a client after \(options.warmUp) warm-up, \(options.repetitions) repetitions, each in up to \(options.rounds) rounds of turns\n"
     )
@@ -311,15 +334,28 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
             // least 4 × `inflight` requests, so that filling and draining the window stays a small part of it.
             let rounds = max(1, min(options.rounds, options.requests / (4 * inflight)))
             var samples: [Client: [Sample]] = [:]
+            // Besides each repetition's ratios: each round's turn against raw URLSession's in the same round.
+            // Paired, so that the machine's drift between rounds cancels out; many, so that their median
+            // is precise enough to compare with a target a few percent away.
+            var pairedRPS: [Client: [Double]] = [:]
+            var pairedCPU: [Client: [Double]] = [:]
             for _ in 0..<options.repetitions {
                 var totals: [Client: Block] = [:]
                 for round in 0..<rounds {
                     let size = options.requests / rounds + (round < options.requests % rounds ? 1 : 0)
+                    var turns: [Client: Sample] = [:]
                     for turn in options.clients.indices {
                         let client = options.clients[(turn + round) % options.clients.count]
-                        totals[client, default: Block()] += await measure(count: size, inflight: inflight) {
+                        let block = await measure(count: size, inflight: inflight) {
                             try await clients.call(client, payload, index: $0)
                         }
+                        totals[client, default: Block()] += block
+                        turns[client] = block.sample
+                    }
+                    guard let raw = turns[.raw] else { continue }
+                    for (client, sample) in turns where client != .raw {
+                        pairedRPS[client, default: []].append(sample.rps / raw.rps)
+                        pairedCPU[client, default: []].append(sample.cpuPerRequest / raw.cpuPerRequest)
                     }
                 }
                 for (client, total) in totals { samples[client, default: []].append(total.sample) }
@@ -332,7 +368,7 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
                 let cpuRatios = zip(list, raw).map { $0.cpuPerRequest / $1.cpuPerRequest }
                 let compared = client != .raw && !raw.isEmpty
                 let rps = list.map(\.rps)
-                let row = Row(
+                var row = Row(
                     suite: "throughput", client: client.rawValue, payload: payload.rawValue, inflight: inflight,
                     rps: median(rps), p50_us: median(list.map(\.p50)), p99_us: median(list.map(\.p99)),
                     cpu_us_per_req: median(list.map(\.cpuPerRequest)),
@@ -345,6 +381,21 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
                             "rps_ratio_max": rpsRatios.max()!, "cpu_ratio_min": cpuRatios.min()!,
                             "cpu_ratio_max": cpuRatios.max()!,
                         ])
+                if let rpsPaired = MedianInterval(pairedRPS[client] ?? []),
+                    let cpuPaired = MedianInterval(pairedCPU[client] ?? [])
+                {
+                    row.detail?["paired_rounds"] = Double(pairedRPS[client]?.count ?? 0)
+                    row.detail?["paired_rps_ratio"] = rpsPaired.median
+                    row.detail?["paired_rps_ratio_low"] = rpsPaired.low
+                    row.detail?["paired_rps_ratio_high"] = rpsPaired.high
+                    row.detail?["paired_cpu_ratio"] = cpuPaired.median
+                    row.detail?["paired_cpu_ratio_low"] = cpuPaired.low
+                    row.detail?["paired_cpu_ratio_high"] = cpuPaired.high
+                    paired.append(
+                        padded(payload.rawValue, 12) + padded(String(inflight), 11) + padded(client.rawValue, 30)
+                            + padded(String(pairedRPS[client]?.count ?? 0), 8) + padded(rpsPaired.description, 25)
+                            + cpuPaired.description)
+                }
                 rows.append(row)
                 let ratios =
                     !compared
@@ -358,6 +409,15 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
                         + padded(ratios, 27) + (compared ? fmt(median(cpuRatios), 3) : "-"))
             }
         }
+    }
+    if !paired.isEmpty {
+        print(
+            "\nThe same ratios by round: each round's turn against raw URLSession's in that round, the median over all rounds\n"
+                + "and an interval that holds the true median with 95% confidence (once there are about 20 rounds).\n")
+        print(
+            "payload     in flight  client                        rounds  ×rps vs raw (95% CI)     ×CPU vs raw (95% CI)"
+        )
+        paired.forEach { print($0) }
     }
     return rows
 }
@@ -376,10 +436,10 @@ func allocatedBytes() -> Int { Int(nc_allocated_bytes()) }
 
 /// One pass of the task-pool suite at one size: nanoseconds per operation and bytes per task, through
 /// the pool and, as the baseline, for the same work done without it (build the request, start a Swift
-/// task that calls the transport, keep its handle, cancel it).
+/// task that calls the transport, keep its handle, find it, cancel it).
 struct PoolPass {
     var register = 0.0, registerBaseline = 0.0
-    var lookup = 0.0
+    var lookup = 0.0, lookupBaseline = 0.0
     var cancel = 0.0, cancelBaseline = 0.0
     var finish = 0.0, finishBaseline = 0.0
     var bytes = 0.0, bytesBaseline = 0.0
@@ -404,6 +464,11 @@ func poolPass(count: Int) async -> PoolPass {
     pass.registerBaseline = Double(now() - start) / Double(count)
     try? await Task.sleep(nanoseconds: 500_000_000)  // let every task start and park
     pass.bytesBaseline = Double(allocatedBytes() - memoryBefore) / Double(count)
+    start = now()
+    var foundBaseline = 0
+    for id in shuffled where handles[id] != nil { foundBaseline += 1 }
+    pass.lookupBaseline = Double(now() - start) / Double(count)
+    precondition(foundBaseline == count)
     start = now()
     for id in shuffled { handles.removeValue(forKey: id)?.cancel() }
     pass.cancelBaseline = Double(now() - start) / Double(count)
@@ -459,10 +524,10 @@ func poolScale(_ options: Options) async -> [Row] {
         "\n## Task pool: register, look up, cancel and finish N tasks (stub transports, no network), median of \(options.repetitions)\n"
     )
     print(
-        "Each cell: through the pool / the same work without it (request built, Swift task started) / the pool's own share."
+        "Each cell: through the pool / the same work without it (request built, Swift task started, its handle kept in a dictionary) / the pool's own share."
     )
     print(
-        "tasks     register ns/op        lookup ns/op  cancel ns/op        send→finish ns/op     bytes per task (pool/without)"
+        "tasks     register ns/op        lookup ns/op    cancel ns/op        send→finish ns/op     bytes per task (pool/without)"
     )
     var rows: [Row] = []
     for count in options.scale {
@@ -477,7 +542,7 @@ func poolScale(_ options: Options) async -> [Row] {
         }
         print(
             padded(String(count), 10) + padded(cell(\.register, \.registerBaseline), 22)
-                + padded(fmt(med(\.lookup)), 14) + padded(cell(\.cancel, \.cancelBaseline), 20)
+                + padded(cell(\.lookup, \.lookupBaseline), 16) + padded(cell(\.cancel, \.cancelBaseline), 20)
                 + padded(cell(\.finish, \.finishBaseline), 22) + "\(fmt(med(\.bytes)))/\(fmt(med(\.bytesBaseline)))")
         rows.append(
             Row(
@@ -487,7 +552,9 @@ func poolScale(_ options: Options) async -> [Row] {
                     "tasks": Double(count), "register_ns": med(\.register),
                     "register_baseline_ns": med(\.registerBaseline),
                     "register_own_ns": own(\.register, \.registerBaseline),
-                    "lookup_ns": med(\.lookup), "cancel_ns": med(\.cancel), "cancel_baseline_ns": med(\.cancelBaseline),
+                    "lookup_ns": med(\.lookup), "lookup_baseline_ns": med(\.lookupBaseline),
+                    "lookup_own_ns": own(\.lookup, \.lookupBaseline), "cancel_ns": med(\.cancel),
+                    "cancel_baseline_ns": med(\.cancelBaseline),
                     "cancel_own_ns": own(\.cancel, \.cancelBaseline), "send_to_finish_ns": med(\.finish),
                     "send_to_finish_baseline_ns": med(\.finishBaseline),
                     "send_to_finish_own_ns": own(\.finish, \.finishBaseline), "bytes_per_task": med(\.bytes),
