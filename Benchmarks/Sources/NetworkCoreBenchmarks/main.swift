@@ -384,16 +384,16 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
                 if let rpsPaired = MedianInterval(pairedRPS[client] ?? []),
                     let cpuPaired = MedianInterval(pairedCPU[client] ?? [])
                 {
-                    row.detail?["paired_rounds"] = Double(pairedRPS[client]?.count ?? 0)
-                    row.detail?["paired_rps_ratio"] = rpsPaired.median
-                    row.detail?["paired_rps_ratio_low"] = rpsPaired.low
-                    row.detail?["paired_rps_ratio_high"] = rpsPaired.high
-                    row.detail?["paired_cpu_ratio"] = cpuPaired.median
-                    row.detail?["paired_cpu_ratio_low"] = cpuPaired.low
-                    row.detail?["paired_cpu_ratio_high"] = cpuPaired.high
+                    let pairedRounds = pairedRPS[client]?.count ?? 0
+                    row.detail?["paired_rounds"] = Double(pairedRounds)
+                    for (name, interval) in [("rps", rpsPaired), ("cpu", cpuPaired)] {
+                        row.detail?["paired_\(name)_ratio"] = interval.median
+                        row.detail?["paired_\(name)_ratio_low"] = interval.low
+                        row.detail?["paired_\(name)_ratio_high"] = interval.high
+                    }
                     paired.append(
                         padded(payload.rawValue, 12) + padded(String(inflight), 11) + padded(client.rawValue, 30)
-                            + padded(String(pairedRPS[client]?.count ?? 0), 8) + padded(rpsPaired.description, 25)
+                            + padded(String(pairedRounds), 8) + padded(rpsPaired.description, 25)
                             + cpuPaired.description)
                 }
                 rows.append(row)
