@@ -15,17 +15,26 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     // @unchecked Sendable: all mutable state is in `tasks`, a `Locked`.
     typealias Completion = @Sendable (Result<(Data, HTTPURLResponse), any Error>) -> Void
 
-    private struct Entry {
+    /// A running task's answer so far. A class, so that each event finds it with one lookup and
+    /// changes it in place: a struct in the dictionary was copied out and back for every field set.
+    private final class Entry: @unchecked Sendable {
+        // @unchecked Sendable: `body` and `response` are read and written only under `tasks`' lock.
         var body = Data()
         var response: HTTPURLResponse?
         let context: TransportContext
         let completion: Completion
+
+        init(context: TransportContext, completion: @escaping Completion) {
+            self.context = context
+            self.completion = completion
+        }
     }
 
     private let tasks = Locked<[Int: Entry]>([:])
 
     func register(_ task: URLSessionTask, context: TransportContext, completion: @escaping Completion) {
-        tasks.withLock { $0[task.taskIdentifier] = Entry(context: context, completion: completion) }
+        let entry = Entry(context: context, completion: completion)
+        tasks.withLock { $0[task.taskIdentifier] = entry }
     }
 
     private func context(of task: URLSessionTask) -> TransportContext? {
@@ -36,25 +45,25 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        let context = tasks.withLock { tasks -> TransportContext? in
-            let id = dataTask.taskIdentifier
-            tasks[id]?.response = response as? HTTPURLResponse
-            tasks[id]?.body = Data()
-            if response.expectedContentLength > 0, response.expectedContentLength < 64 << 20 {
-                tasks[id]?.body.reserveCapacity(Int(response.expectedContentLength))
-            }
-            return tasks[id]?.context
+        let length = response.expectedContentLength
+        let entry = tasks.withLock { tasks -> Entry? in
+            guard let entry = tasks[dataTask.taskIdentifier] else { return nil }
+            entry.response = response as? HTTPURLResponse
+            entry.body = Data()
+            if length > 0, length < 64 << 20 { entry.body.reserveCapacity(Int(length)) }
+            return entry
         }
-        context?.didReceiveResponse()
+        entry?.context.didReceiveResponse()
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let context = tasks.withLock { tasks -> TransportContext? in
-            tasks[dataTask.taskIdentifier]?.body.append(data)
-            return tasks[dataTask.taskIdentifier]?.context
+        let entry = tasks.withLock { tasks -> Entry? in
+            guard let entry = tasks[dataTask.taskIdentifier] else { return nil }
+            entry.body.append(data)
+            return entry
         }
-        context?.didReceive(bytes: data.count)
+        entry?.context.didReceive(bytes: data.count)
     }
 
     func urlSession(
