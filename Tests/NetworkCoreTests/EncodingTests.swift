@@ -192,6 +192,9 @@ struct RequestBuildingTests {
             ("https://h.com", "", "https://h.com"),
             ("https://h.com/api", "movie/550/videos", "https://h.com/api/movie/550/videos"),
             ("http://127.0.0.1:8080", "get", "http://127.0.0.1:8080/get"),
+            ("https://h.com/api/", "/items?page=2&q=a", "https://h.com/api/items?page=2&q=a"),
+            ("https://h.com", "?q=1", "https://h.com?q=1"),
+            ("https://h.com/", "/", "https://h.com/"),
         ])
     func joining(base: String, path: String, expected: String) throws {
         #expect(try TestEndpoint(baseURL: base, path: path).urlRequest().url?.absoluteString == expected)

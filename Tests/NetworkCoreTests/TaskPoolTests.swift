@@ -74,6 +74,48 @@ struct TaskPoolTests {
         #expect(custom.accept == "text/csv")
     }
 
+    @Test("pool default headers, checked once, reach every request under one spelling each; the endpoint's win")
+    func checkedDefaultHeaders() async throws {
+        let seen = Locked<[[String: String]]>([])
+        let stub = StubTransport { request, _ in
+            seen.withLock { $0.append(request.allHTTPHeaderFields ?? [:]) }
+            return .json("{}")
+        }
+        let pool = TaskPool(
+            configuration: .init(transport: stub, defaultHeaders: ["x-trace": "pool", "accept": "application/json"]))
+        _ = try await pool.send(TestEndpoint(path: "one"))
+        _ = try await pool.send(TestEndpoint(path: "two", headers: ["X-TRACE": "endpoint", "x-extra": "1"]))
+        _ = try await pool.send(TestEndpoint(path: "three"))
+        #expect(
+            seen.withLock { $0 } == [
+                ["X-Trace": "pool", "Accept": "application/json"],
+                ["X-Trace": "endpoint", "Accept": "application/json", "X-Extra": "1"],
+                ["X-Trace": "pool", "Accept": "application/json"],
+            ])
+    }
+
+    @Test("invalid pool default headers fail every send with the endpoint's URL, and nothing is sent")
+    func invalidDefaultHeaders() async throws {
+        let sent = Locked(0)
+        let stub = StubTransport { _, _ in
+            sent.withLock { $0 += 1 }
+            return .json("{}")
+        }
+        for headers in [["Bad Name": "v"], ["X-A": "v\r\nInjected: 1"]] {
+            let pool = TaskPool(configuration: .init(transport: stub, defaultHeaders: headers))
+            for path in ["one", "two"] {
+                await #expect {
+                    _ = try await pool.send(TestEndpoint(path: path))
+                } throws: { error in
+                    guard case .invalidEndpoint(let url, _) = error as? NetworkError else { return false }
+                    return url.hasSuffix("/\(path)")
+                }
+            }
+            #expect(pool.activeTasks.isEmpty)
+        }
+        #expect(sent.withLock { $0 } == 0)
+    }
+
     @Test("activeTasks lists the running tasks oldest first")
     func oldestFirst() async throws {
         let pool = TaskPool.stubbed(delay: 10)

@@ -30,6 +30,17 @@ struct TextFastPathTests {
         }
     }
 
+    @Test("a pool's default headers are checked once: canonical names, nil for a bad name or value")
+    func checkedHeaders() {
+        #expect(
+            HeaderName.checked(["accept": "application/json", "x-api-key": "k"])
+                == ["Accept": "application/json", "X-Api-Key": "k"])
+        #expect(HeaderName.checked([:]) == [:])
+        for bad in [["Bad Name": "v"], ["": "v"], ["X-A": "v\r\nX-B: 1"], ["X-A": "v\u{0}"], ["Caf\u{E9}": "v"]] {
+            #expect(HeaderName.checked(bad) == nil, "\(bad)")
+        }
+    }
+
     @Test("a request carries each header once, under the name setValue would give, later sources winning")
     func mergedHeaders() throws {
         let request = try TestEndpoint(headers: ["x-trace": "endpoint", "ACCEPT": "text/plain"])

@@ -24,6 +24,14 @@ extension Endpoint {
     ) throws(NetworkError)
         -> URLRequest
     {
+        try urlRequest(defaultHeaders: defaultHeaders, checked: false, timeout: timeout)
+    }
+
+    /// Builds the request; `checked`: `defaultHeaders` have been checked and spelled canonically
+    /// already (``HeaderName/checked(_:)``), as a pool does once for its own, rather than per request.
+    func urlRequest(
+        defaultHeaders: [String: String], checked: Bool, timeout: TimeInterval
+    ) throws(NetworkError) -> URLRequest {
         let url = try validatedURL()
         var request = URLRequest(url: url)
         // A request is a GET until told otherwise; FoundationNetworking's setter compares case-insensitively.
@@ -35,9 +43,15 @@ extension Endpoint {
         }
         request.timeoutInterval = seconds
         let endpointHeaders = headers
-        var fields: [String: String] = [:]
-        fields.reserveCapacity(defaultHeaders.count + endpointHeaders.count)  // one allocation, no regrowth
-        try merge(defaultHeaders, into: &fields)
+        var fields: [String: String]
+        if checked {
+            fields = defaultHeaders  // shared, not copied, unless the endpoint adds headers
+            if !endpointHeaders.isEmpty { fields.reserveCapacity(fields.count + endpointHeaders.count) }
+        } else {
+            fields = [:]
+            fields.reserveCapacity(defaultHeaders.count + endpointHeaders.count)  // one allocation, no regrowth
+            try merge(defaultHeaders, into: &fields)
+        }
         try merge(endpointHeaders, into: &fields)
         if case .parameters(_, _, _, let taskHeaders) = task { try merge(taskHeaders, into: &fields) }
         // One assignment: `setValue(_:forHTTPHeaderField:)` copies the whole dictionary per header.
@@ -47,37 +61,60 @@ extension Endpoint {
     }
 
     private func validatedURL() throws(NetworkError) -> URL {
-        let base = baseURL.trimmingWhitespace()
-        let head = URLParts.split(head: base)
-        let scheme = head.prefix.utf8.dropLast(3)
-        guard let first = scheme.first, Self.isLetter(first),
-            scheme.allSatisfy({ Self.isLetter($0) || Self.isDigit($0) || "+-.".utf8.contains($0) })
-        else {
-            throw .invalidEndpoint(url: base, reason: "the base URL needs a scheme such as https://")
-        }
-        guard !head.authority.isEmpty else { throw .invalidEndpoint(url: base, reason: "the base URL has no host") }
-        guard !base.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else {
-            throw .invalidEndpoint(
-                url: base, reason: "the base URL must not carry a query or fragment; put them in the path or task")
-        }
+        var base = baseURL.trimmingWhitespace()
+        if let problem = base.withUTF8(Self.problem(ofBase:)) { throw .invalidEndpoint(url: base, reason: problem) }
         var path = self.path.trimmingWhitespace()
         var query = ""
         if let mark = path.utf8.firstIndex(of: UInt8(ascii: "?")) {
             query = String(path[mark...])
             path = String(path[..<mark])
         }
-        let joined = Self.join(base, PercentEncoding.path(path)) + query
+        let joined = Self.join(base, PercentEncoding.path(path), query: query)
         guard let url = URL(string: joined), let host = url.host, !host.isEmpty else {
             throw .invalidEndpoint(url: joined, reason: "base URL and path do not form a valid URL")
         }
         return url
     }
 
-    private static func join(_ base: String, _ path: String) -> String {
-        guard !path.isEmpty else { return base }
-        let trimmedBase = base.hasSuffix("/") ? String(base.dropLast()) : base
-        let trimmedPath = path.hasPrefix("/") ? String(path.dropFirst()) : path
-        return trimmedBase + "/" + trimmedPath
+    /// What is wrong with a base URL, or `nil`: it needs a scheme (a letter, then letters, digits, `+`,
+    /// `-` or `.`) ending in `://`, a host after that, and no query or fragment. One pass over the bytes.
+    private static func problem(ofBase bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        let colon = UInt8(ascii: ":")
+        let slash = UInt8(ascii: "/")
+        var separator: Int?  // where the first `://` starts
+        var index = 0
+        while index + 2 < bytes.count {
+            if bytes[index] == colon, bytes[index + 1] == slash, bytes[index + 2] == slash {
+                separator = index
+                break
+            }
+            index += 1
+        }
+        guard let separator, separator > 0, isLetter(bytes[0]),
+            bytes[..<separator].allSatisfy({ isLetter($0) || isDigit($0) || "+-.".utf8.contains($0) })
+        else {
+            return "the base URL needs a scheme such as https://"
+        }
+        let authority = separator + 3
+        guard authority < bytes.count, bytes[authority] != slash else { return "the base URL has no host" }
+        guard !bytes.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else {
+            return "the base URL must not carry a query or fragment; put them in the path or task"
+        }
+        return nil
+    }
+
+    /// `base`, one `/`, `path` and `query`, built in one string of the right size.
+    private static func join(_ base: String, _ path: String, query: String = "") -> String {
+        guard !path.isEmpty else { return query.isEmpty ? base : base + query }
+        let slash = UInt8(ascii: "/")
+        let head = base.utf8.last == slash ? base.utf8.dropLast() : base.utf8[...]
+        let tail = path.utf8.first == slash ? path.utf8.dropFirst() : path.utf8[...]
+        return String(unsafeUninitializedCapacity: head.count + 1 + tail.count + query.utf8.count) { buffer in
+            var end = buffer.initialize(fromContentsOf: head)
+            buffer[end] = slash
+            end = buffer[(end + 1)...].initialize(fromContentsOf: tail)
+            return buffer[end...].initialize(fromContentsOf: query.utf8)
+        }
     }
 
     private func apply(_ task: HTTPTask, to request: inout URLRequest) throws(NetworkError) {
@@ -109,10 +146,10 @@ extension Endpoint {
     /// otherwise smuggle in headers of their own (Foundation would drop them silently).
     private func merge(_ headers: [String: String], into fields: inout [String: String]) throws(NetworkError) {
         for (name, value) in headers {
-            guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenByte) else {
+            guard HeaderName.isValid(name) else {
                 throw .invalidEndpoint(url: urlString, reason: "'\(name)' is not a valid header name")
             }
-            guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
+            guard HeaderName.isValid(value: value) else {
                 throw .invalidEndpoint(url: urlString, reason: "the value of header '\(name)' contains a line break")
             }
             fields[HeaderName.canonical(name)] = value
@@ -125,7 +162,4 @@ extension Endpoint {
 
     private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
 
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        isLetter(byte) || isDigit(byte) || "!#$%&'*+-.^_`|~".utf8.contains(byte)
-    }
 }

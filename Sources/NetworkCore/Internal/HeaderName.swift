@@ -2,6 +2,39 @@
 /// stores them in (`x-api-key` → `X-Api-Key`), so that merging headers by name is case-insensitive
 /// and the request carries the names it always did, without Foundation's per-call string work.
 enum HeaderName {
+    /// The headers under their canonical names (a later spelling of a name replaces an earlier one),
+    /// or `nil` if a name is not an HTTP token or a value has a line break or NUL: the check
+    /// `Endpoint.urlRequest(defaultHeaders:timeout:)` makes for each request, made once.
+    static func checked(_ headers: [String: String]) -> [String: String]? {
+        var fields: [String: String] = [:]
+        fields.reserveCapacity(headers.count)
+        for (name, value) in headers {
+            guard isValid(name), isValid(value: value) else { return nil }
+            fields[canonical(name)] = value
+        }
+        return fields
+    }
+
+    /// Whether `name` is an HTTP token (RFC 9110), and so a header name Foundation will send.
+    static func isValid(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy(isTokenByte)
+    }
+
+    /// Whether `value` has no line break or NUL, which would smuggle in headers of their own (Foundation
+    /// would drop them silently).
+    static func isValid(value: String) -> Bool {
+        !value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
     /// The canonical spelling of an HTTP token: each letter upper case when the character before it
     /// (skipping `'`, `^` and `` ` ``, which `String.capitalized` passes over) is not a letter,
     /// lower case otherwise. Returns `name` itself when it is already spelled so.

@@ -36,10 +36,17 @@ public struct DecodableParser<Model: Decodable & Sendable>: JSONParser {
             if keyPath.isEmpty {
                 return try decoder.decode(Model.self, from: data)
             }
-            return try decoder.decode(KeyPathBox<Model>.self, from: data).value
+            return try decodeAtKeyPath(data)
         } catch {
             throw DecodingFailure(decoding: Model.self, error: error)
         }
+    }
+
+    /// Decodes the model at ``keyPath``. A function of its own, so that a parse without a key path
+    /// never asks the runtime for `KeyPathBox<Model>`'s metadata (a lookup on every call otherwise).
+    @inline(never)
+    private func decodeAtKeyPath(_ data: Data) throws -> Model {
+        try decoder.decode(KeyPathBox<Model>.self, from: data).value
     }
 }
 

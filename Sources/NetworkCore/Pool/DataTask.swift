@@ -154,7 +154,10 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     let sequence: UInt64
     let startTime: UInt64
     let lock: Lock
-    var storage = Storage()  // guarded by `lock`
+    /// Guarded by `lock`: every access holds it, so accesses never overlap, and the runtime's dynamic
+    /// exclusivity check (a call on each access from a closure, about 1,000 instructions a request over
+    /// `URLSessionTransport`, counted with callgrind) is left out.
+    @exclusivity(unchecked) var storage = Storage()
 
     init(id: String, request: URLRequest, endpoint: any Endpoint, sequence: UInt64, lock: Lock) {
         self.id = id

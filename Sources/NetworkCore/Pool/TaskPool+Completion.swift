@@ -28,7 +28,10 @@ extension TaskPool {
         completion: @escaping @Sendable (Result<Parser.Model, NetworkError>) -> Void
     ) {
         send(endpoint, id: id) { result in
-            completion(result.flatMap { Self.parse($0, with: parser) })
+            completion(
+                result.flatMap { response in
+                    Result { () throws(NetworkError) -> Parser.Model in try Self.parse(response, with: parser) }
+                })
         }
     }
 }

@@ -87,19 +87,24 @@ public final class TaskPool: @unchecked Sendable {
 
     let lock = Lock()
     /// The running tasks by id. Invariant: a task is here exactly while its outcome is `nil`;
-    /// ``settle(_:with:)`` sets the outcome and removes it in one critical section.
-    private var active: [String: DataTask] = [:]
-    private var sequence: UInt64 = 0
+    /// ``settle(_:with:)`` sets the outcome and removes it in one critical section. Guarded by `lock`,
+    /// as is `sequence`, so neither needs the runtime's dynamic exclusivity check (see `DataTask.storage`).
+    @exclusivity(unchecked) private var active: [String: DataTask] = [:]
+    @exclusivity(unchecked) private var sequence: UInt64 = 0
     /// The transport when awaited sends without interceptors can run on it directly (see
     /// ``run(_:endpoint:immediately:)``): a `URLSessionTransport` with no pool-wide interceptors. Decided
     /// once, rather than cast on every send.
     private let directTransport: URLSessionTransport?
+    /// The configuration's default headers checked and spelled canonically once, or `nil` when one is
+    /// invalid: then every request checks them again, and fails with the endpoint's URL in its error.
+    private let checkedDefaultHeaders: [String: String]?
 
     /// Creates a pool.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         directTransport =
             configuration.interceptors.isEmpty ? configuration.transport as? URLSessionTransport : nil
+        checkedDefaultHeaders = HeaderName.checked(configuration.defaultHeaders)
     }
 
     // MARK: Sending
@@ -123,7 +128,7 @@ public final class TaskPool: @unchecked Sendable {
         async throws(NetworkError) -> Parser.Model
     {
         let response = try await send(endpoint, id: id)
-        return try Self.parse(response, with: parser).get()
+        return try Self.parse(response, with: parser)
     }
 
     /// The id a send of `endpoint` gets when none is given: method and URL with sorted query,
@@ -169,7 +174,10 @@ public final class TaskPool: @unchecked Sendable {
     // MARK: Internals
 
     func makeRequest(_ endpoint: some Endpoint) throws(NetworkError) -> URLRequest {
-        try endpoint.urlRequest(defaultHeaders: configuration.defaultHeaders, timeout: configuration.requestTimeout)
+        try endpoint.urlRequest(
+            defaultHeaders: checkedDefaultHeaders ?? configuration.defaultHeaders,
+            checked: checkedDefaultHeaders != nil,
+            timeout: configuration.requestTimeout)
     }
 
     /// Builds the request, registers its task under the duplicate policy, and starts it unless it joined a running one.
@@ -602,17 +610,19 @@ public final class TaskPool: @unchecked Sendable {
         withdrawn.waiter.resumer.resume(.failure(.cancelled))
     }
 
+    /// Parses the body with `parser`, its error typed. Throwing rather than returning a `Result`, whose
+    /// metadata for each model type the runtime would look up on every call.
     static func parse<Parser: JSONParser>(
         _ response: Response, with parser: Parser
-    ) -> Result<Parser.Model, NetworkError> {
+    ) throws(NetworkError) -> Parser.Model {
         do {
-            return .success(try parser.parse(response.body))
+            return try parser.parse(response.body)
         } catch let error as NetworkError {
-            return .failure(error)
+            throw error
         } catch let failure as DecodingFailure {
-            return .failure(.decodingFailed(failure))
+            throw .decodingFailed(failure)
         } catch {
-            return .failure(.decodingFailed(DecodingFailure(decoding: Parser.Model.self, error: error)))
+            throw .decodingFailed(DecodingFailure(decoding: Parser.Model.self, error: error))
         }
     }
 
