@@ -21,6 +21,9 @@ let package = Package(
         .target(name: "AllocatedBytes"),
         // N sends through a stub and nothing else, for counting their cost with outside tools (perf).
         .executableTarget(name: "SendLoop", dependencies: [.product(name: "NetworkCore", package: "NetworkCore")]),
+        // N requests through one client and nothing else, for counting their instructions (callgrind).
+        .executableTarget(
+            name: "RequestLoop", dependencies: [.product(name: "NetworkCore", package: "NetworkCore")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,88 @@
+// Sends N requests one after another to a server through one client and does nothing else: a program
+// to count what a request costs in instructions with callgrind, which (unlike timing) gives the same
+// count on every run, however busy the machine is. `Benchmarks/instructions` runs it.
+//
+//   RequestLoop CLIENT URL COUNT     CLIENT: raw, transport or networkCore; buildRaw or build to build
+//                                    the raw client's or the endpoint's request without sending it
+//
+// (count at 1,200 − count at 200) / 1,000 = instructions per request, start-up and warm-up cancelled.
+// `main` is synchronous and waits on a semaphore: valgrind 3.19 stops with an internal error when
+// `main` is `async` (dispatch's main-queue loop).
+import Dispatch
+import Foundation
+import NetworkCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The fields of the benchmark's small payload that every client decodes.
+struct Item: Decodable, Sendable {
+    let id: Int
+    let name: String
+}
+
+struct FileEndpoint: Endpoint {
+    let baseURL: String
+    let path: String
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+guard arguments.count == 3, let count = Int(arguments[arguments.startIndex + 2]),
+    let url = URL(string: arguments[arguments.startIndex + 1])
+else {
+    FileHandle.standardError.write(Data("usage: RequestLoop raw|transport|networkCore|buildRaw|build URL COUNT\n".utf8))
+    exit(2)
+}
+let client = arguments[arguments.startIndex]
+let urlString = arguments[arguments.startIndex + 1]
+let base = url.deletingLastPathComponent().absoluteString
+let endpoint = FileEndpoint(baseURL: base, path: url.lastPathComponent)
+let headers = TaskPool.Configuration.standardHeaders
+let configuration = URLSessionConfiguration.ephemeral
+configuration.urlCache = nil
+
+let session = URLSession(configuration: configuration)
+let transport = URLSessionTransport(configuration: configuration)
+let pool = TaskPool(configuration: .init(transport: URLSessionTransport(configuration: configuration)))
+
+func call(_ index: Int) async throws {
+    switch client {
+    case "raw":  // as the benchmark's raw client: the URL parsed for each request
+        var request = URLRequest(url: URL(string: urlString)!)
+        request.allHTTPHeaderFields = headers
+        let (data, response) = try await session.data(for: request)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw URLError(.badServerResponse) }
+        _ = try JSONDecoder().decode(Item.self, from: data)
+    case "transport":
+        let request = try endpoint.urlRequest(defaultHeaders: headers)
+        let (data, response) = try await transport.send(request, context: TransportContext(taskID: "t"))
+        guard response.statusCode == 200 else { throw URLError(.badServerResponse) }
+        _ = try JSONDecoder().decode(Item.self, from: data)
+    case "networkCore":
+        _ = try await pool.send(endpoint, parser: DecodableParser<Item>(), id: "r\(index)")
+    case "buildRaw":  // the raw client's request, built and not sent
+        var request = URLRequest(url: URL(string: urlString)!)
+        request.allHTTPHeaderFields = headers
+        guard request.url != nil else { throw URLError(.badURL) }
+    case "build":  // the endpoint's request, built and not sent (its headers checked, as a pool's are not)
+        let request = try endpoint.urlRequest(defaultHeaders: headers)
+        guard request.url != nil else { throw URLError(.badURL) }
+    default:
+        FileHandle.standardError.write(Data("unknown client \(client)\n".utf8))
+        exit(2)
+    }
+}
+
+let done = DispatchSemaphore(value: 0)
+Task.detached {
+    do {
+        for index in 0..<count { try await call(index) }
+    } catch {
+        FileHandle.standardError.write(Data("request failed: \(error)\n".utf8))
+        exit(1)
+    }
+    done.signal()
+}
+done.wait()
+print("\(client): \(count) requests")
