@@ -22,7 +22,9 @@ public final class TaskPool: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// What sends the requests; ``URLSessionTransport`` by default.
         public var transport: any Transport
-        /// Headers added to every request; an endpoint's headers override them.
+        /// Headers added to every request; an endpoint's headers override them. Checked once, when the
+        /// pool is created: if a name is not an HTTP token or a value has a line break, every send fails
+        /// with ``NetworkError/invalidEndpoint(url:reason:)``.
         public var defaultHeaders: [String: String]
         /// Receives every task event; `nil` for none.
         public var logger: (any NetworkLogger)?
