@@ -1,6 +1,6 @@
 // Sends N requests one after another to a server through one client and does nothing else: a program
-// to count what a request costs in instructions with callgrind, which (unlike timing) gives the same
-// count on every run, however busy the machine is. `Benchmarks/instructions` runs it.
+// to count what a request costs in instructions with callgrind, a count that (unlike time) hardly
+// depends on how busy the machine is: three runs agree to within 0.6%. `Benchmarks/instructions` runs it.
 //
 //   RequestLoop CLIENT URL COUNT     CLIENT: raw, transport or networkCore; buildRaw or build to build
 //                                    the raw client's or the endpoint's request without sending it
