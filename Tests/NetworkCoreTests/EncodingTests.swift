@@ -215,6 +215,30 @@ struct RequestBuildingTests {
     }
 
     @Test(
+        "each bad base URL is refused for its own reason; good ones of every shape pass",
+        arguments: [
+            ("", "needs a scheme"), ("api.example.com/v1", "needs a scheme"), ("/relative", "needs a scheme"),
+            ("1http://h.com", "needs a scheme"), ("ht tp://h.com", "needs a scheme"), ("x/y://h.com", "needs a scheme"),
+            ("://h.com", "needs a scheme"), ("https:/h.com", "needs a scheme"), ("https://", "has no host"),
+            ("https:///v1", "has no host"), ("https://h.com/api?key=1", "query or fragment"),
+            ("https://h.com#top", "query or fragment"), ("https://:80", "do not form a valid URL"),
+            ("svn+ssh://h.com", nil), ("https://user@h.com:8080/v1/", nil), ("HTTP://H.COM", nil),
+            ("http://[::1]:8080", nil),
+        ] as [(String, String?)])
+    func baseURLReasons(base: String, reason: String?) throws {
+        do {
+            _ = try TestEndpoint(baseURL: base).urlRequest()
+            #expect(reason == nil, "\(base) was accepted")
+        } catch {
+            guard case .invalidEndpoint(_, let message) = error, let reason else {
+                Issue.record("\(base): \(error)")
+                return
+            }
+            #expect(message.contains(reason), "\(base): \(message)")
+        }
+    }
+
+    @Test(
         "a bad base URL is a typed error naming it",
         arguments: ["", "not a url", "api.example.com/v1", "https://", "https://h.com/api?key=1", "/relative"])
     func badBaseURL(base: String) {

@@ -129,8 +129,10 @@ struct URLSessionTransportLoopbackTests {
         }
         defer { server.kill() }
         let transport = URLSessionTransport(configuration: .ephemeral)
-        // Long enough for the URLSessionTask to be seen running first, even in a slow run.
-        let deadline = 0.5 * slowRunScale
+        // Longer than the 2 s `eventually` below waits to see the URLSessionTask running, so that it is
+        // seen before the deadline ends it, even with the whole suite running at once (at 0.5 s, one
+        // full run on 2026-11-23 did not see it in time).
+        let deadline = 3 * slowRunScale
         let pool = TaskPool(
             configuration: .init(transport: transport, resourceTimeout: ending == .deadline ? deadline : nil))
         let caller = Task { try await pool.send(TestEndpoint(baseURL: server.baseURL, path: "/slow"), id: "slow") }
