@@ -125,7 +125,8 @@ struct URLSessionTransportLoopbackTests {
         "cancelling a task by id, cancelling its caller and its deadline each cancel its URLSessionTask",
         arguments: Ending.allCases)
     func endingReachesTheSession(_ ending: Ending) async throws {
-        let server = try LoopbackServer(recordsRequests: false) { _ in .delayed(10, StubResponse(body: Data("{}".utf8)))
+        // The answer comes after every deadline below, slow runs included (18 s), so only the ending can end it.
+        let server = try LoopbackServer(recordsRequests: false) { _ in .delayed(60, StubResponse(body: Data("{}".utf8)))
         }
         defer { server.kill() }
         let transport = URLSessionTransport(configuration: .ephemeral)
@@ -150,7 +151,7 @@ struct URLSessionTransportLoopbackTests {
         default: Issue.record("\(ending) ended the send with \(result)")
         }
         #expect(pool.activeTasks.isEmpty)
-        // The request itself stops, long before the server's answer in 10 s.
+        // The request itself stops, long before the server's answer in 60 s.
         #expect(await eventually { await runningTasks(of: transport.session) == 0 })
     }
 
@@ -171,7 +172,8 @@ struct URLSessionTransportLoopbackTests {
         arguments: Sending.allCases)
     func runner(_ sending: Sending) async throws {
         struct Passing: RequestInterceptor {}
-        let server = try LoopbackServer(recordsRequests: false) { _ in .delayed(10, StubResponse(body: Data("{}".utf8)))
+        // The answer comes after every deadline below, slow runs included (18 s), so only the ending can end it.
+        let server = try LoopbackServer(recordsRequests: false) { _ in .delayed(60, StubResponse(body: Data("{}".utf8)))
         }
         defer { server.kill() }
         let pool = TaskPool(
