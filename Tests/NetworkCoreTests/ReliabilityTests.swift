@@ -158,8 +158,9 @@ struct ReliabilityTests {
     }
 
     /// Sends requests `indices` through `pool`, at most `inFlight` at a time, cancelling the chosen ones by id.
+    /// `landed`, if given, collects the indices whose cancel reached a running task (`cancel(id:)` returned true).
     static func run(
-        _ indices: Range<Int>, pool: TaskPool, baseURL: String, inFlight: Int
+        _ indices: Range<Int>, pool: TaskPool, baseURL: String, inFlight: Int, landed: Locked<Set<Int>>? = nil
     ) async
         -> [Int: [String]]
     {
@@ -179,12 +180,13 @@ struct ReliabilityTests {
             if Fault.isCancelled(index) {
                 group.addTask {
                     // At a random moment in the first 20 ms after the task is registered (or has ended): without
-                    // waiting for it, nearly every cancel came after its task had ended (1 in 1,200 landed).
-                    _ = await eventually(within: 1) {
+                    // waiting for it, nearly every cancel came after its task had ended (1 in 1,200 landed). The
+                    // wait ends as soon as either happens; its bound is only against a hang.
+                    _ = await eventually(within: 30) {
                         pool.task(id: "r\(index)") != nil || outcomes.withLock { $0[index] != nil }
                     }
                     try? await Task.sleep(nanoseconds: UInt64.random(in: 0...20_000_000))
-                    pool.cancel(id: "r\(index)")
+                    if pool.cancel(id: "r\(index)") { landed?.withLock { _ = $0.insert(index) } }
                 }
             }
         }
@@ -219,18 +221,24 @@ struct ReliabilityTests {
         let total = 20_000
         let tally: [String: Int]
         do {  // the test's own record of outcomes is gone before memory is measured again
-            let outcomes = await Self.run(0..<total, pool: pool, baseURL: server.baseURL, inFlight: 256)
+            let landed = Locked<Set<Int>>([])
+            let outcomes = await Self.run(
+                0..<total, pool: pool, baseURL: server.baseURL, inFlight: 256, landed: landed)
             #expect(outcomes.count == total)
             #expect(outcomes.values.allSatisfy { $0.count == 1 }, "a send ended more than once")
             let mismatches: [String]
             (mismatches, tally) = Self.check(outcomes)
             #expect(mismatches.isEmpty, "\(mismatches.count) mismatches, e.g. \(mismatches.prefix(5))")
-            // A slow answer comes after the request timeout (2 s), so a cancel sent within 20 ms of its task's
-            // start always lands: those must end as cancelled.
-            let mustCancel = (0..<total).filter { Fault.isCancelled($0) && Fault.of($0) == .slow }
-            #expect(mustCancel.count > 10)
-            let notCancelled = mustCancel.filter { outcomes[$0] != ["cancelled"] }
-            #expect(notCancelled.isEmpty, "cancelled while slow, yet \(notCancelled.prefix(5).map { outcomes[$0] })")
+            // A cancel that reached its running task ends it as cancelled, whatever its fault. Whether a cancel
+            // lands in time is the test's scheduling, not the pool's: a slow answer comes after the request
+            // timeout (2 s), and a cancel sent within 20 ms of its task's start nearly always lands, but on a
+            // slow day (this test 127–155 s) a few cancels of slow requests came after the timeout, and those
+            // requests rightly ended as timed out. So: every landed cancel ended its send as cancelled, and
+            // cancels landed on many slow requests.
+            let landedCancels = landed.withLock { $0 }
+            let notCancelled = landedCancels.filter { outcomes[$0] != ["cancelled"] }
+            #expect(notCancelled.isEmpty, "cancel landed, yet \(notCancelled.prefix(5).map { outcomes[$0] })")
+            #expect(landedCancels.filter { Fault.of($0) == .slow }.count > 10)
         }
         let seconds = Date().timeIntervalSince(started)
         for fault in Fault.allCases { #expect(tally[fault.rawValue, default: 0] > 0, "no \(fault.rawValue) outcome") }
