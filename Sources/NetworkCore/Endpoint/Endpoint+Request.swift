@@ -141,18 +141,15 @@ extension Endpoint {
         }
     }
 
-    /// Adds the headers under their canonical names (a later spelling of a name replaces an earlier
-    /// one), rejecting names that are not HTTP tokens and values with line breaks, which would
-    /// otherwise smuggle in headers of their own (Foundation would drop them silently).
+    /// Adds the headers under their canonical names (``HeaderName/merge(_:into:)``), throwing for the
+    /// first one that cannot be sent.
     private func merge(_ headers: [String: String], into fields: inout [String: String]) throws(NetworkError) {
-        for (name, value) in headers {
-            guard HeaderName.isValid(name) else {
-                throw .invalidEndpoint(url: urlString, reason: "'\(name)' is not a valid header name")
-            }
-            guard HeaderName.isValid(value: value) else {
-                throw .invalidEndpoint(url: urlString, reason: "the value of header '\(name)' contains a line break")
-            }
-            fields[HeaderName.canonical(name)] = value
+        switch HeaderName.merge(headers, into: &fields) {
+        case nil: return
+        case .invalidName(let name):
+            throw .invalidEndpoint(url: urlString, reason: "'\(name)' is not a valid header name")
+        case .invalidValue(let name):
+            throw .invalidEndpoint(url: urlString, reason: "the value of header '\(name)' contains a line break")
         }
     }
 

@@ -2,28 +2,32 @@
 /// stores them in (`x-api-key` → `X-Api-Key`), so that merging headers by name is case-insensitive
 /// and the request carries the names it always did, without Foundation's per-call string work.
 enum HeaderName {
-    /// The headers under their canonical names (a later spelling of a name replaces an earlier one),
-    /// or `nil` if a name is not an HTTP token or a value has a line break or NUL: the check
+    /// A header that cannot be sent: its name is not an HTTP token (RFC 9110), or its value has a line
+    /// break or NUL, which would smuggle in headers of their own (Foundation would drop them silently).
+    enum Problem: Equatable {
+        case invalidName(String)
+        case invalidValue(name: String)
+    }
+
+    /// Adds `headers` to `fields` under their canonical names (a later spelling of a name replaces an
+    /// earlier one); stops at the first header that cannot be sent and returns its problem.
+    static func merge(_ headers: [String: String], into fields: inout [String: String]) -> Problem? {
+        for (name, value) in headers {
+            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else { return .invalidName(name) }
+            guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
+                return .invalidValue(name: name)
+            }
+            fields[canonical(name)] = value
+        }
+        return nil
+    }
+
+    /// The headers under their canonical names, or `nil` if one cannot be sent: the check
     /// `Endpoint.urlRequest(defaultHeaders:timeout:)` makes for each request, made once.
     static func checked(_ headers: [String: String]) -> [String: String]? {
         var fields: [String: String] = [:]
         fields.reserveCapacity(headers.count)
-        for (name, value) in headers {
-            guard isValid(name), isValid(value: value) else { return nil }
-            fields[canonical(name)] = value
-        }
-        return fields
-    }
-
-    /// Whether `name` is an HTTP token (RFC 9110), and so a header name Foundation will send.
-    static func isValid(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.allSatisfy(isTokenByte)
-    }
-
-    /// Whether `value` has no line break or NUL, which would smuggle in headers of their own (Foundation
-    /// would drop them silently).
-    static func isValid(value: String) -> Bool {
-        !value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+        return merge(headers, into: &fields) == nil ? fields : nil
     }
 
     private static func isTokenByte(_ byte: UInt8) -> Bool {
