@@ -14,8 +14,9 @@ import NetworkCore
 /// A small HTTP/1.1 server on 127.0.0.1 for integration tests.
 ///
 /// It listens on a free port, serves each connection on its own thread (one request, then
-/// `Connection: close`), and answers with a handler that sees the request as a `URLRequest`.
-/// It only ever binds to the loopback address. Stop it with ``stop()``.
+/// `Connection: close`; or, with `keepsAlive`, every request the client sends on it), and answers with a
+/// handler that sees the request as a `URLRequest`. It only ever binds to the loopback address. Stop it
+/// with ``stop()``.
 public final class LoopbackServer: @unchecked Sendable {
     // @unchecked Sendable: `stopped` and `received` are guarded by `lock`; the rest is immutable.
     /// Answers one request.
@@ -42,6 +43,7 @@ public final class LoopbackServer: @unchecked Sendable {
     private var received: [URLRequest] = []
     private var clients: Set<Int32> = []
     private let recordsRequests: Bool
+    private let keepsAlive: Bool
 
     /// Why the server could not start.
     public struct StartError: Error, CustomStringConvertible {
@@ -55,11 +57,14 @@ public final class LoopbackServer: @unchecked Sendable {
     }
 
     /// Starts listening on 127.0.0.1 at `port` (0 for a free one), answering with faults where the handler says.
-    /// `recordsRequests: false` keeps no log of requests, for long load runs.
+    /// `recordsRequests: false` keeps no log of requests, for long load runs. `keepsAlive: true` serves
+    /// further requests on a connection after a response (all but `closeMidBody`'s), as most servers do.
     public init(
-        port requestedPort: UInt16 = 0, recordsRequests: Bool = true, faults handler: @escaping FaultHandler
+        port requestedPort: UInt16 = 0, recordsRequests: Bool = true, keepsAlive: Bool = false,
+        faults handler: @escaping FaultHandler
     ) throws {
         self.recordsRequests = recordsRequests
+        self.keepsAlive = keepsAlive
         #if os(Linux)
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -102,7 +107,8 @@ public final class LoopbackServer: @unchecked Sendable {
         for client in lock.withLock({ clients }) { shutdown(client, Int32(SHUT_RDWR)) }
     }
 
-    /// Stops accepting connections; connections being served finish.
+    /// Stops accepting connections; a response being served is still sent. A kept-alive connection then
+    /// ends instead of waiting for another request (a request still arriving on it is dropped).
     public func stop() {
         let first = lock.withLock { () -> Bool in
             defer { stopped = true }
@@ -111,6 +117,7 @@ public final class LoopbackServer: @unchecked Sendable {
         guard first else { return }
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
+        if keepsAlive { for client in lock.withLock({ clients }) { shutdown(client, Int32(SHUT_RD)) } }
     }
 
     private var isStopped: Bool { lock.withLock { stopped } }
@@ -134,29 +141,35 @@ public final class LoopbackServer: @unchecked Sendable {
         }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        guard let request = readRequest(client) else { return }
-        if recordsRequests { lock.withLock { received.append(request) } }
-        switch handler(request) {
-        case .respond(let response):
-            write(response, to: client)
-        case .closeMidBody(let response):
-            write(response, to: client, bodyBytes: response.body.count / 2)
-        case .delayed(let seconds, let response):
-            Thread.sleep(forTimeInterval: seconds)
-            write(response, to: client)
+        var pending = [UInt8]()  // bytes read from the connection and not yet part of a request
+        while let request = readRequest(client, buffer: &pending) {
+            if recordsRequests { lock.withLock { self.received.append(request) } }
+            let keepOpen = keepsAlive && !isStopped
+            switch handler(request) {
+            case .respond(let response):
+                guard write(response, to: client, keepOpen: keepOpen) else { return }
+            case .closeMidBody(let response):
+                write(response, to: client, keepOpen: false, bodyBytes: response.body.count / 2)
+                return
+            case .delayed(let seconds, let response):
+                Thread.sleep(forTimeInterval: seconds)
+                guard write(response, to: client, keepOpen: keepOpen) else { return }
+            }
+            guard keepOpen else { return }
         }
     }
 
-    private func readRequest(_ client: Int32) -> URLRequest? {
-        var buffer = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let separator: [UInt8] = [13, 10, 13, 10]
-        var headerEnd: Int?
+    /// Reads one request from `client`, keeping in `buffer` whatever bytes came after it; `nil` once the
+    /// connection is closed, times out or sends something that is not HTTP.
+    private func readRequest(_ client: Int32, buffer: inout [UInt8]) -> URLRequest? {
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        var headerEnd = Self.headerEnd(in: buffer, from: 0)
         while headerEnd == nil {
             let count = recv(client, &chunk, chunk.count, 0)
             guard count > 0, buffer.count < 1 << 20 else { return nil }
+            let searchFrom = max(0, buffer.count - 3)
             buffer.append(contentsOf: chunk[0..<count])
-            headerEnd = buffer.indices.dropLast(3).first { buffer[$0..<$0 + 4].elementsEqual(separator) }
+            headerEnd = Self.headerEnd(in: buffer, from: searchFrom)
         }
         let head = String(decoding: buffer[0..<headerEnd!], as: UTF8.self).components(separatedBy: "\r\n")
         let requestLine = head[0].split(separator: " ")
@@ -171,23 +184,40 @@ public final class LoopbackServer: @unchecked Sendable {
             request.addValue(value, forHTTPHeaderField: name)
             if name.lowercased() == "content-length" { contentLength = Int(value) ?? 0 }
         }
-        var body = Array(buffer[(headerEnd! + 4)...])
-        while body.count < contentLength {
-            let count = recv(client, &chunk, min(chunk.count, contentLength - body.count), 0)
+        let bodyStart = headerEnd! + 4
+        while buffer.count - bodyStart < contentLength {
+            let count = recv(client, &chunk, min(chunk.count, contentLength - (buffer.count - bodyStart)), 0)
             guard count > 0 else { return nil }
-            body.append(contentsOf: chunk[0..<count])
+            buffer.append(contentsOf: chunk[0..<count])
         }
-        if contentLength > 0 { request.httpBody = Data(body.prefix(contentLength)) }
+        if contentLength > 0 { request.httpBody = Data(buffer[bodyStart..<bodyStart + contentLength]) }
+        buffer.removeFirst(bodyStart + contentLength)
         return request
     }
 
-    private func write(_ response: StubResponse, to client: Int32, bodyBytes: Int? = nil) {
+    /// Where the blank line that ends a request's head starts in `bytes`, looking from `start` on.
+    private static func headerEnd(in bytes: [UInt8], from start: Int) -> Int? {
+        bytes.withUnsafeBufferPointer { bytes in
+            var index = start
+            while index + 3 < bytes.count {
+                if bytes[index] == 13, bytes[index + 1] == 10, bytes[index + 2] == 13, bytes[index + 3] == 10 {
+                    return index
+                }
+                index += 1
+            }
+            return nil
+        }
+    }
+
+    /// Sends `response` (or the first `bodyBytes` of its body); whether every byte was sent.
+    @discardableResult
+    private func write(_ response: StubResponse, to client: Int32, keepOpen: Bool, bodyBytes: Int? = nil) -> Bool {
         let reason = HTTPURLResponse.localizedString(forStatusCode: response.statusCode).capitalized
         var head = "HTTP/1.1 \(response.statusCode) \(reason)\r\n"
-        for (name, value) in response.headers where name.lowercased() != "content-length" {
+        for (name, value) in response.headers where !["content-length", "connection"].contains(name.lowercased()) {
             head += "\(name): \(value)\r\n"
         }
-        head += "Content-Length: \(response.body.count)\r\nConnection: close\r\n\r\n"
+        head += "Content-Length: \(response.body.count)\r\nConnection: \(keepOpen ? "keep-alive" : "close")\r\n\r\n"
         let bytes = Array(head.utf8) + Array(response.body.prefix(bodyBytes ?? response.body.count))
         var sent = 0
         while sent < bytes.count {
@@ -198,8 +228,9 @@ public final class LoopbackServer: @unchecked Sendable {
             #else
                 let count = bytes[sent...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
             #endif
-            guard count > 0 else { return }
+            guard count > 0 else { return false }
             sent += count
         }
+        return true
     }
 }

@@ -1,0 +1,128 @@
+import Foundation
+import LoopbackServer
+import NetworkCore
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A client of one TCP connection to 127.0.0.1, for checking what the test server sends, byte for byte.
+private final class RawConnection {
+    let socket: Int32
+
+    init(port: UInt16) throws {
+        #if os(Linux)
+            socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            socket = Darwin.socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard socket >= 0, connected else { throw URLError(.cannotConnectToHost) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)  // a bound against a hang, not a measurement
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(socket) }
+
+    func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        #if os(Linux)
+            _ = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, 0) }
+        #else
+            _ = bytes.withUnsafeBytes { Darwin.send(socket, $0.baseAddress, $0.count, 0) }
+        #endif
+    }
+
+    /// Everything received until the server closes the connection, `count` bytes have come, or the
+    /// 5 s receive timeout passes; and whether the server closed it.
+    func receive(upTo count: Int = 1 << 20) -> (text: String, closed: Bool) {
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4_096)
+        while received.count < count {
+            let read = recv(socket, &chunk, min(chunk.count, count - received.count), 0)
+            if read == 0 { return (String(decoding: received, as: UTF8.self), true) }
+            if read < 0 { break }
+            received += chunk[0..<read]
+        }
+        return (String(decoding: received, as: UTF8.self), false)
+    }
+}
+
+@Suite("The loopback test server")
+struct LoopbackServerTests {
+    static func reply(_ request: URLRequest) -> LoopbackServer.Reply {
+        let path = request.url?.path ?? ""
+        let response = StubResponse(body: Data("body of \(path)".utf8))
+        return path == "/cut" ? .closeMidBody(response) : .respond(response)
+    }
+
+    /// One response to `path` as the server sends it for `reply`, head and body (or its first `bodyBytes`).
+    static func response(_ path: String, connection: String, bodyBytes: Int? = nil) -> String {
+        let body = "body of \(path)"
+        return "HTTP/1.1 200 Ok\r\nContent-Length: \(body.utf8.count)\r\nConnection: \(connection)\r\n\r\n"
+            + String(body.prefix(bodyBytes ?? body.count))
+    }
+
+    @Test("kept alive: requests sent together on one connection are each answered, in order, on it")
+    func keepsAlive() throws {
+        let server = try LoopbackServer(recordsRequests: true, keepsAlive: true, faults: Self.reply)
+        defer { server.stop() }
+        let connection = try RawConnection(port: server.port)
+        // Both requests in one write: the server must keep the bytes after the first request for the second.
+        connection.send("GET /a HTTP/1.1\r\nHost: x\r\n\r\nPOST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nxyz")
+        let expected = Self.response("/a", connection: "keep-alive") + Self.response("/b", connection: "keep-alive")
+        let answer = connection.receive(upTo: expected.utf8.count)
+        #expect(answer.text == expected)
+        #expect(!answer.closed)
+        #expect(server.requests.map { $0.url?.path } == ["/a", "/b"])
+        #expect(server.requests.last?.httpBody == Data("xyz".utf8))
+
+        // A third request on the same connection; then a fault that cuts it off mid-body and closes it.
+        connection.send("GET /c HTTP/1.1\r\nHost: x\r\n\r\nGET /cut HTTP/1.1\r\nHost: x\r\n\r\n")
+        let rest = connection.receive()
+        #expect(
+            rest.text
+                == Self.response("/c", connection: "keep-alive")
+                + Self.response("/cut", connection: "close", bodyBytes: 6))
+        #expect(rest.closed)
+        #expect(server.requests.count == 4)
+    }
+
+    @Test("kept alive: stopping the server ends a connection waiting for its next request")
+    func stopEndsIdleConnections() throws {
+        let server = try LoopbackServer(keepsAlive: true, faults: Self.reply)
+        let connection = try RawConnection(port: server.port)
+        connection.send("GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
+        let expected = Self.response("/a", connection: "keep-alive")
+        #expect(connection.receive(upTo: expected.utf8.count).text == expected)
+        let started = Date()
+        server.stop()
+        let after = connection.receive()
+        #expect(after.closed && after.text.isEmpty, "\(after)")
+        #expect(Date().timeIntervalSince(started) < 4, "the connection stayed open until the client's timeout")
+    }
+
+    @Test("not kept alive (the default): one request, then the connection closes")
+    func closesByDefault() throws {
+        let server = try LoopbackServer(faults: Self.reply)
+        defer { server.stop() }
+        let connection = try RawConnection(port: server.port)
+        connection.send("GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
+        let answer = connection.receive()
+        #expect(answer.text == Self.response("/a", connection: "close"))
+        #expect(answer.closed)
+        #expect(server.requests.count == 1)
+    }
+}
