@@ -42,6 +42,7 @@ struct TaskPoolTests {
         #expect(await eventually { pool.task(id: "item") != nil })
         let task = try #require(pool.task(id: "item"))
         #expect(task.state == .running)
+        #expect(task.endDate == nil)
         #expect(pool.activeTasks.map(\.id) == ["item"])
         let result = try await response
         #expect(result.statusCode == 200)
@@ -52,7 +53,11 @@ struct TaskPoolTests {
         #expect(task.response === result)
         #expect(task.bytesReceived == 9)
         #expect(task.attempts == 1)
-        #expect(task.endDate != nil)
+        let endDate = try #require(task.endDate)
+        // The end date is the start date plus the task's monotonic duration: at least the 0.2 s the stub waited.
+        #expect(abs(endDate.timeIntervalSince(task.startDate) - task.elapsed) < 1e-6)
+        #expect(task.elapsed >= 0.2)
+        #expect(task.timings.finished.map { abs($0 - task.elapsed) < 1e-6 } == true)
         #expect(logger.events.map(\.kind) == [.started, .finished])
     }
 

@@ -120,7 +120,6 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         var openAttempt: (number: Int, bytesSent: Int)?
         var attemptTimings: [TaskTimings.Attempt] = []
         var bytesReceived = 0
-        var endDate: Date?
         var endTime: UInt64?
         var outcome: Outcome?
         var waiters = Waiters()
@@ -193,8 +192,9 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     /// Body bytes received so far.
     public var bytesReceived: Int { lock.withLock { storage.bytesReceived } }
 
-    /// When the task ended, or `nil` while it runs.
-    public var endDate: Date? { lock.withLock { storage.endDate } }
+    /// When the task ended, or `nil` while it runs: ``startDate`` plus the task's monotonic duration
+    /// (``elapsed``), so a change of the system clock while it ran does not show.
+    public var endDate: Date? { lock.withLock { storage.endTime }.map { startDate.addingTimeInterval(offset($0)) } }
 
     /// Seconds since the task started, or its whole duration once it has ended.
     public var elapsed: TimeInterval {

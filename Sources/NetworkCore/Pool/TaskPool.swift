@@ -156,8 +156,9 @@ public final class TaskPool: @unchecked Sendable {
     @discardableResult
     public func cancel(id: String) -> Bool {
         let ended = lock.withLock { () -> (DataTask, Ending)? in
-            guard let task = active[id] else { return nil }
-            return end(task, with: .failure(.cancelled)).map { (task, $0) }
+            guard let index = active.index(forKey: id) else { return nil }
+            let task = active.values[index]
+            return end(task, with: .failure(.cancelled), activeIndex: index).map { (task, $0) }
         }
         guard let (task, ending) = ended else { return false }
         deliver(ending, of: task)
@@ -490,7 +491,9 @@ public final class TaskPool: @unchecked Sendable {
 
     /// Appends the open attempt's timing and closes it; call with `lock` held.
     @discardableResult
-    private func closeAttempt(of task: DataTask, received: Int?, status: Int?) -> TaskTimings.Attempt {
+    private func closeAttempt(
+        of task: DataTask, received: Int?, status: Int?, at now: UInt64 = MonotonicClock.now()
+    ) -> TaskTimings.Attempt {
         let open = task.storage.openAttempt ?? (task.storage.attempts, 0)
         let bytes = max(task.storage.attemptBytes, received ?? 0)
         // Transports that report no progress still count what they returned.
@@ -498,7 +501,7 @@ public final class TaskPool: @unchecked Sendable {
         task.storage.attemptBytes = bytes
         let timing = TaskTimings.Attempt(
             number: open.number, start: task.offset(task.storage.attemptStart),
-            firstByte: task.storage.attemptFirstByte.map(task.offset), end: task.offset(MonotonicClock.now()),
+            firstByte: task.storage.attemptFirstByte.map(task.offset), end: task.offset(now),
             bytesSent: open.bytesSent, bytesReceived: bytes, statusCode: status)
         task.storage.attemptTimings.append(timing)
         task.storage.openAttempt = nil
@@ -541,16 +544,23 @@ public final class TaskPool: @unchecked Sendable {
         let stallMonitor: Alarm?
     }
 
-    /// Sets the outcome and removes the task from the active set; call with `lock` held.
+    /// Sets the outcome and removes the task from the active set; call with `lock` held. `activeIndex`:
+    /// where the caller found the task in the active set, if it did.
     /// - Returns: `nil` when the task had ended already.
-    private func end(_ task: DataTask, with outcome: DataTask.Outcome) -> Ending? {
+    private func end(
+        _ task: DataTask, with outcome: DataTask.Outcome, activeIndex: [String: DataTask].Index? = nil
+    ) -> Ending? {
         guard task.storage.outcome == nil else { return nil }
         task.storage.outcome = outcome
-        // An attempt still under way (a cancel, the deadline) ends with the task, so its timings are final.
-        if task.storage.openAttempt != nil { closeAttempt(of: task, received: nil, status: nil) }
-        task.storage.endDate = Date()
-        task.storage.endTime = MonotonicClock.now()
-        if active[task.id] === task { active[task.id] = nil }
+        // One clock reading for the end of the task and of an attempt still under way (a cancel, the
+        // deadline), which ends with it so that its timings are final.
+        let now = MonotonicClock.now()
+        if task.storage.openAttempt != nil { closeAttempt(of: task, received: nil, status: nil, at: now) }
+        task.storage.endTime = now
+        // The task may have been replaced under its id (`DuplicatePolicy.replace`): remove only itself.
+        if let index = activeIndex ?? active.index(forKey: task.id), active.values[index] === task {
+            active.remove(at: index)
+        }
         let ending = Ending(
             outcome: outcome, waiters: task.storage.waiters, runner: task.storage.runner,
             watchdog: task.storage.watchdog, stallMonitor: task.storage.stallMonitor)
