@@ -77,20 +77,11 @@ extension Endpoint {
     }
 
     /// What is wrong with a base URL, or `nil`: it needs a scheme (a letter, then letters, digits, `+`,
-    /// `-` or `.`) ending in `://`, a host after that, and no query or fragment. One pass over the bytes.
+    /// `-` or `.`) ending in `://`, a host after that, and no query or fragment. Read from the bytes,
+    /// without making a string.
     private static func problem(ofBase bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        let colon = UInt8(ascii: ":")
         let slash = UInt8(ascii: "/")
-        var separator: Int?  // where the first `://` starts
-        var index = 0
-        while index + 2 < bytes.count {
-            if bytes[index] == colon, bytes[index + 1] == slash, bytes[index + 2] == slash {
-                separator = index
-                break
-            }
-            index += 1
-        }
-        guard let separator, separator > 0, isLetter(bytes[0]),
+        guard let separator = URLParts.schemeSeparator(in: bytes), separator > 0, isLetter(bytes[0]),
             bytes[..<separator].allSatisfy({ isLetter($0) || isDigit($0) || "+-.".utf8.contains($0) })
         else {
             return "the base URL needs a scheme such as https://"

@@ -55,14 +55,22 @@ struct URLParts {
             path: head[authorityEnd...])
     }
 
-    /// Where the first `://` ends, found byte by byte.
+    /// Where the first `://` ends.
     private static func schemeSeparatorEnd(in string: String) -> String.Index? {
-        let bytes = string.utf8
-        var from = bytes.startIndex
-        while let colon = bytes[from...].firstIndex(of: UInt8(ascii: ":")) {
-            let rest = bytes[bytes.index(after: colon)...]
-            if rest.starts(with: "//".utf8) { return bytes.index(colon, offsetBy: 3) }
-            from = rest.startIndex
+        var contiguous = string  // `withUTF8` needs a mutable string; a native one is not copied
+        guard let separator = contiguous.withUTF8(schemeSeparator(in:)) else { return nil }
+        return string.utf8.index(string.utf8.startIndex, offsetBy: separator + 3)
+    }
+
+    /// The offset at which the first `://` in `bytes` starts, if there is one; byte by byte, as every
+    /// URL NetworkCore builds, redacts or names is looked at with it.
+    static func schemeSeparator(in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        let colon = UInt8(ascii: ":")
+        let slash = UInt8(ascii: "/")
+        var index = 0
+        while index + 2 < bytes.count {
+            if bytes[index] == colon, bytes[index + 1] == slash, bytes[index + 2] == slash { return index }
+            index += 1
         }
         return nil
     }
