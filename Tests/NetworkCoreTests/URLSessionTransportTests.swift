@@ -116,6 +116,31 @@ struct URLSessionTransportLoopbackTests {
         #expect(pool.activeTasks.isEmpty)
     }
 
+    @Test(
+        "a body arrives whole, byte for byte, whether in one piece or many, with its length announced",
+        arguments: [1_000, 1_500_000])
+    func bodyArrivesWhole(size: Int) async throws {
+        // Bytes that differ from piece to piece, so a piece lost, repeated or out of order shows.
+        let body = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) })
+        let server = try LoopbackServer(recordsRequests: false) { _ in .respond(StubResponse(body: body)) }
+        defer { server.stop() }
+        let pieces = Locked(0)
+        let context = TransportContext(taskID: "t") { progress in
+            if case .bytes = progress { pieces.withLock { $0 += 1 } }
+        }
+        let request = try TestEndpoint(baseURL: server.baseURL, path: "/body").urlRequest()
+        let (received, response) = try await URLSessionTransport(configuration: .ephemeral).send(
+            request, context: context)
+        #expect(response.statusCode == 200)
+        #expect(response.expectedContentLength == Int64(size))
+        #expect(received.count == size)
+        // A Bool, not `received == body` in the macro, whose failure message would diff 1.5 MB byte by byte.
+        let same = received == body
+        #expect(
+            same, "first difference at byte \(zip(received, body).enumerated().first { $1.0 != $1.1 }?.offset ?? -1)")
+        #expect(size > 100_000 ? pieces.withLock { $0 } > 1 : pieces.withLock { $0 } == 1)
+    }
+
     /// How a running task is ended in ``endingReachesTheSession(_:)``.
     enum Ending: String, CaseIterable, Sendable {
         case cancelByID, callerCancelled, deadline

@@ -21,6 +21,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         // @unchecked Sendable: `body` and `response` are read and written only under `tasks`' lock.
         var body = Data()
         var response: HTTPURLResponse?
+        /// The body's length as the response announced it, or 0.
+        var expectedLength = 0
         let context: TransportContext
         let completion: Completion
 
@@ -50,7 +52,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             guard let entry = tasks[dataTask.taskIdentifier] else { return nil }
             entry.response = response as? HTTPURLResponse
             entry.body = Data()
-            if length > 0, length < 64 << 20 { entry.body.reserveCapacity(Int(length)) }
+            entry.expectedLength = length > 0 && length < 64 << 20 ? Int(length) : 0
             return entry
         }
         entry?.context.didReceiveResponse()
@@ -60,7 +62,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let entry = tasks.withLock { tasks -> Entry? in
             guard let entry = tasks[dataTask.taskIdentifier] else { return nil }
-            entry.body.append(data)
+            if entry.body.isEmpty {
+                entry.body = data  // kept as it came: a body that arrives in one piece is not copied
+            } else {
+                // The first append copies the first piece into a buffer of the announced length.
+                if entry.expectedLength > entry.body.count { entry.body.reserveCapacity(entry.expectedLength) }
+                entry.body.append(data)
+            }
             return entry
         }
         entry?.context.didReceive(bytes: data.count)
