@@ -1,8 +1,24 @@
-import Dispatch
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Nanoseconds from a clock that never goes backwards; for durations, not for dates.
 enum MonotonicClock {
-    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+    /// Read from the C library directly: through `DispatchTime.now()` a reading took about five times
+    /// the instructions on Linux (a task reads the clock three or four times).
+    static func now() -> UInt64 {
+        #if canImport(Darwin)
+            clock_gettime_nsec_np(CLOCK_UPTIME_RAW)
+        #else
+            var time = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &time)
+            return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+        #endif
+    }
 
     static func seconds(from start: UInt64, to end: UInt64) -> Double {
         Double(end &- start) / 1_000_000_000

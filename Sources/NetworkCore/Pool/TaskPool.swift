@@ -299,7 +299,7 @@ public final class TaskPool: @unchecked Sendable {
             return await intercepted(task, endpoint: endpoint, deadline: deadline, interceptors: interceptors)
         }
         // Nothing can adapt or retry the request: one attempt, and no context for interceptors to read.
-        setPhase(.preparing, of: task)
+        // The task is still in its first phase, `.preparing`, until the attempt opens.
         if Task.isCancelled { return .failure(.cancelled) }
         return await send(task.request, for: task)
     }
