@@ -5,7 +5,7 @@ import Testing
 
 @Suite("MonotonicClock")
 struct MonotonicClockTests {
-    @Test("reads nanoseconds on the clock Dispatch's deadlines use: each reading lies between two DispatchTime readings")
+    @Test("reads nanoseconds on Dispatch's clock: each reading lies between two DispatchTime readings")
     func sameClockAsDispatch() {
         var previous: UInt64 = 0
         for _ in 0..<1_000 {

@@ -1,6 +1,5 @@
 // NetworkCore benchmarks: throughput, latency and client CPU against raw URLSession, task-pool scale,
 // and parse cost. Run with `Benchmarks/run`, which starts nginx and builds this in release mode.
-import AllocatedBytes
 import AsyncHTTPClient
 import Foundation
 import NetworkCore
@@ -20,6 +19,7 @@ struct Options {
     var warmUp = 200
     var repetitions = 3
     var rounds = 8
+    var poolRounds = 30
     var inflight = [1, 8, 64, 256]
     var scale = [1_000, 10_000, 100_000]
     var output = "results/latest.json"
@@ -37,6 +37,7 @@ struct Options {
             case "--requests": options.requests = Int(value) ?? options.requests
             case "--repetitions": options.repetitions = Int(value) ?? options.repetitions
             case "--rounds": options.rounds = max(1, Int(value) ?? options.rounds)
+            case "--pool-rounds": options.poolRounds = max(1, Int(value) ?? options.poolRounds)
             case "--inflight": options.inflight = value.split(separator: ",").compactMap { Int($0) }
             case "--scale": options.scale = value.split(separator: ",").compactMap { Int($0) }
             case "--output": options.output = value
@@ -420,171 +421,6 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
         paired.forEach { print($0) }
     }
     return rows
-}
-
-/// A transport that never answers until cancelled: tasks stay registered.
-struct PendingTransport: Transport {
-    func send(_ request: URLRequest, context: TransportContext) async throws -> (Data, HTTPURLResponse) {
-        try await Task.sleep(nanoseconds: 3_600_000_000_000)
-        throw CancellationError()
-    }
-}
-
-/// Bytes allocated and not freed (glibc's `mallinfo2`, see `AllocatedBytes`): exact, unlike resident
-/// memory, which reuse of freed pages makes depend on what ran before.
-func allocatedBytes() -> Int { Int(nc_allocated_bytes()) }
-
-/// One pass of the task-pool suite at one size: nanoseconds per operation and bytes per task, through
-/// the pool and, as the baseline, for the same work done without it (build the request, start a Swift
-/// task that calls the transport, keep its handle, find it, cancel it).
-struct PoolPass {
-    var register = 0.0, registerBaseline = 0.0
-    var lookup = 0.0, lookupBaseline = 0.0
-    var cancel = 0.0, cancelBaseline = 0.0
-    var finish = 0.0, finishBaseline = 0.0
-    var bytes = 0.0, bytesBaseline = 0.0
-}
-
-func poolPass(count: Int) async -> PoolPass {
-    var pass = PoolPass()
-    let endpoint = FileEndpoint(baseURL: "https://stub.example", path: "item")
-    let ids = (0..<count).map { "task-\($0)" }
-    let shuffled = ids.shuffled()
-    let headers = TaskPool.Configuration.standardHeaders
-
-    // Without the pool: the same request built and a task started for it, its handle kept.
-    let pending = PendingTransport()
-    var memoryBefore = allocatedBytes()
-    var start = now()
-    var handles: [String: Task<Void, Never>] = [:]
-    for id in ids {
-        guard let request = try? endpoint.urlRequest(defaultHeaders: headers) else { fatalError("bad endpoint") }
-        handles[id] = Task { _ = try? await pending.send(request, context: TransportContext(taskID: id)) }
-    }
-    pass.registerBaseline = Double(now() - start) / Double(count)
-    try? await Task.sleep(nanoseconds: 500_000_000)  // let every task start and park
-    pass.bytesBaseline = Double(allocatedBytes() - memoryBefore) / Double(count)
-    start = now()
-    var foundBaseline = 0
-    for id in shuffled where handles[id] != nil { foundBaseline += 1 }
-    pass.lookupBaseline = Double(now() - start) / Double(count)
-    precondition(foundBaseline == count)
-    start = now()
-    for id in shuffled { handles.removeValue(forKey: id)?.cancel() }
-    pass.cancelBaseline = Double(now() - start) / Double(count)
-    try? await Task.sleep(nanoseconds: 300_000_000)
-
-    let pool = TaskPool(configuration: .init(transport: PendingTransport()))
-    memoryBefore = allocatedBytes()
-    start = now()
-    for id in ids { pool.send(endpoint, id: id) { _ in } }
-    pass.register = Double(now() - start) / Double(count)
-    try? await Task.sleep(nanoseconds: 500_000_000)
-    pass.bytes = Double(allocatedBytes() - memoryBefore) / Double(count)
-    start = now()
-    var found = 0
-    for id in shuffled where pool.task(id: id) != nil { found += 1 }
-    pass.lookup = Double(now() - start) / Double(count)
-    precondition(found == count)
-    start = now()
-    for id in shuffled { pool.cancel(id: id) }
-    pass.cancel = Double(now() - start) / Double(count)
-    precondition(pool.activeTasks.isEmpty)
-    try? await Task.sleep(nanoseconds: 300_000_000)
-
-    // Send to finish, with a transport that answers at once.
-    let stub = StubTransport { _, _ in StubResponse() }
-    var finished = Counter(target: count)
-    start = now()
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        finished.onDone = { continuation.resume() }
-        for id in ids {
-            guard let request = try? endpoint.urlRequest(defaultHeaders: headers) else { fatalError("bad endpoint") }
-            Task { [finished] in
-                _ = try? await stub.send(request, context: TransportContext(taskID: id))
-                finished.increment()
-            }
-        }
-    }
-    pass.finishBaseline = Double(now() - start) / Double(count)
-    let instant = TaskPool(configuration: .init(transport: stub))
-    finished = Counter(target: count)
-    start = now()
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        finished.onDone = { continuation.resume() }
-        for id in ids { instant.send(endpoint, id: id) { [finished] _ in finished.increment() } }
-    }
-    pass.finish = Double(now() - start) / Double(count)
-    try? await Task.sleep(nanoseconds: 300_000_000)
-    return pass
-}
-
-func poolScale(_ options: Options) async -> [Row] {
-    print(
-        "\n## Task pool: register, look up, cancel and finish N tasks (stub transports, no network), median of \(options.repetitions)\n"
-    )
-    print(
-        "Each cell: through the pool / the same work without it (request built, Swift task started, its handle kept in a dictionary) / the pool's own share."
-    )
-    print(
-        "tasks     register ns/op        lookup ns/op    cancel ns/op        send→finish ns/op     bytes per task (pool/without)"
-    )
-    var rows: [Row] = []
-    for count in options.scale {
-        var passes: [PoolPass] = []
-        for _ in 0..<options.repetitions { passes.append(await poolPass(count: count)) }
-        func med(_ value: KeyPath<PoolPass, Double>) -> Double { median(passes.map { $0[keyPath: value] }) }
-        func own(_ value: KeyPath<PoolPass, Double>, _ baseline: KeyPath<PoolPass, Double>) -> Double {
-            median(passes.map { $0[keyPath: value] - $0[keyPath: baseline] })
-        }
-        let cell = { (value: KeyPath<PoolPass, Double>, baseline: KeyPath<PoolPass, Double>) in
-            "\(fmt(med(value)))/\(fmt(med(baseline)))/\(fmt(own(value, baseline)))"
-        }
-        print(
-            padded(String(count), 10) + padded(cell(\.register, \.registerBaseline), 22)
-                + padded(cell(\.lookup, \.lookupBaseline), 16) + padded(cell(\.cancel, \.cancelBaseline), 20)
-                + padded(cell(\.finish, \.finishBaseline), 22) + "\(fmt(med(\.bytes)))/\(fmt(med(\.bytesBaseline)))")
-        rows.append(
-            Row(
-                suite: "pool-scale", client: "NetworkCore", payload: nil, inflight: count, rps: nil, p50_us: nil,
-                p99_us: nil, cpu_us_per_req: nil, rps_ratio_vs_urlsession: nil, cpu_ratio_vs_urlsession: nil,
-                detail: [
-                    "tasks": Double(count), "register_ns": med(\.register),
-                    "register_baseline_ns": med(\.registerBaseline),
-                    "register_own_ns": own(\.register, \.registerBaseline),
-                    "lookup_ns": med(\.lookup), "lookup_baseline_ns": med(\.lookupBaseline),
-                    "lookup_own_ns": own(\.lookup, \.lookupBaseline), "cancel_ns": med(\.cancel),
-                    "cancel_baseline_ns": med(\.cancelBaseline),
-                    "cancel_own_ns": own(\.cancel, \.cancelBaseline), "send_to_finish_ns": med(\.finish),
-                    "send_to_finish_baseline_ns": med(\.finishBaseline),
-                    "send_to_finish_own_ns": own(\.finish, \.finishBaseline), "bytes_per_task": med(\.bytes),
-                    "bytes_per_task_baseline": med(\.bytesBaseline),
-                ]))
-    }
-    return rows
-}
-
-/// Counts completions and calls `onDone` once when `target` is reached.
-final class Counter: @unchecked Sendable {
-    // @unchecked Sendable: `count` and `onDone` are guarded by `lock`.
-    private let lock = NSLock()
-    private var count = 0
-    private let target: Int
-    var onDone: (@Sendable () -> Void)? {
-        get { lock.withLock { _onDone } }
-        set { lock.withLock { _onDone = newValue } }
-    }
-    private var _onDone: (@Sendable () -> Void)?
-
-    init(target: Int) { self.target = target }
-
-    func increment() {
-        let done = lock.withLock { () -> (@Sendable () -> Void)? in
-            count += 1
-            return count == target ? _onDone : nil
-        }
-        done?()
-    }
 }
 
 /// Resident bytes after returning free heap pages to the system.

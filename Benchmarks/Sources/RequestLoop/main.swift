@@ -3,7 +3,9 @@
 // depends on how busy the machine is: three runs agree to within 0.6%. `Benchmarks/instructions` runs it.
 //
 //   RequestLoop CLIENT URL COUNT     CLIENT: raw, transport or networkCore; buildRaw or build to build
-//                                    the raw client's or the endpoint's request without sending it
+//                                    the raw client's or the endpoint's request without sending it;
+//                                    stubPool or stubTask to send it to a StubTransport through a pool
+//                                    or from a Swift task of its own (the pool suite's send→finish)
 //
 // (count at 1,200 − count at 200) / 1,000 = instructions per request, start-up and warm-up cancelled.
 // `main` is synchronous and waits on a semaphore: valgrind 3.19 stops with an internal error when
@@ -31,7 +33,8 @@ let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count == 3, let count = Int(arguments[arguments.startIndex + 2]),
     let url = URL(string: arguments[arguments.startIndex + 1])
 else {
-    FileHandle.standardError.write(Data("usage: RequestLoop raw|transport|networkCore|buildRaw|build URL COUNT\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: RequestLoop raw|transport|networkCore|buildRaw|build|stubPool|stubTask URL COUNT\n".utf8))
     exit(2)
 }
 let client = arguments[arguments.startIndex]
@@ -45,6 +48,8 @@ configuration.urlCache = nil
 let session = URLSession(configuration: configuration)
 let transport = URLSessionTransport(configuration: configuration)
 let pool = TaskPool(configuration: .init(transport: URLSessionTransport(configuration: configuration)))
+let stub = StubTransport { _, _ in StubResponse() }
+let stubPool = TaskPool(configuration: .init(transport: stub))
 
 func call(_ index: Int) async throws {
     switch client {
@@ -61,6 +66,13 @@ func call(_ index: Int) async throws {
         _ = try JSONDecoder().decode(Item.self, from: data)
     case "networkCore":
         _ = try await pool.send(endpoint, parser: DecodableParser<Item>(), id: "r\(index)")
+    case "stubPool":  // the pool suite's send→finish: a send with a handler, to a transport that answers at once
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            stubPool.send(endpoint, id: "s\(index)") { _ in continuation.resume() }
+        }
+    case "stubTask":  // the same without the pool: the request built, a Swift task that calls the transport
+        let request = try endpoint.urlRequest(defaultHeaders: headers)
+        await Task { _ = try? await stub.send(request, context: TransportContext(taskID: "s\(index)")) }.value
     case "buildRaw":  // the raw client's request, built and not sent
         var request = URLRequest(url: URL(string: urlString)!)
         request.allHTTPHeaderFields = headers
