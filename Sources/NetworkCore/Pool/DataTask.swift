@@ -68,41 +68,8 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         }
     }
 
-    /// The callers waiting for the outcome, in the order they came. The first is kept inline: nearly
-    /// every task has exactly one, and an array would cost an allocation for it.
-    struct Waiters: Sequence {
-        private var first: Waiter?
-        private var others: [Waiter] = []  // empty while `first` is nil
-
-        var isEmpty: Bool { first == nil }
-        var count: Int { first == nil ? 0 : 1 + others.count }
-
-        mutating func append(_ waiter: Waiter) {
-            if first == nil { first = waiter } else { others.append(waiter) }
-        }
-
-        /// Removes and returns the waiter with this token, if it is here.
-        mutating func remove(token: UInt64) -> Waiter? {
-            if let waiter = first, waiter.token == token {
-                first = others.isEmpty ? nil : others.removeFirst()
-                return waiter
-            }
-            return others.firstIndex { $0.token == token }.map { others.remove(at: $0) }
-        }
-
-        func makeIterator() -> Iterator { Iterator(first: first, others: others.makeIterator()) }
-
-        struct Iterator: IteratorProtocol {
-            fileprivate var first: Waiter?
-            fileprivate var others: IndexingIterator<[Waiter]>
-
-            mutating func next() -> Waiter? {
-                guard let waiter = first else { return others.next() }
-                first = nil
-                return waiter
-            }
-        }
-    }
+    /// The callers waiting for the outcome, in the order they came.
+    typealias Waiters = InlineFirstList<Waiter>
 
     struct Storage {
         var attempts = 1
@@ -118,12 +85,17 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         var attemptBytes = 0
         /// The attempt being sent, until its timing is closed: its number and the body bytes it sends.
         var openAttempt: (number: Int, bytesSent: Int)?
-        var attemptTimings: [TaskTimings.Attempt] = []
+        var attemptTimings = InlineFirstList<TaskTimings.Attempt>()
         var bytesReceived = 0
+        /// When the task ended; set with `outcome`, in `TaskPool.end`, the one place a task ends.
         var endTime: UInt64?
         var outcome: Outcome?
         var waiters = Waiters()
         var runner: Runner?
+
+        /// Whether the task has ended. Asked of `endTime`, a plain integer, rather than of `outcome`,
+        /// whose every read copies a `Result` through its value witnesses (about 150 instructions).
+        var hasEnded: Bool { endTime != nil }
     }
 
     /// What performs a task: a Swift task, or, when nothing needs one, the transfer itself.
@@ -187,7 +159,7 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     public var attempts: Int { lock.withLock { storage.attempts } }
 
     /// What the task is doing now: preparing, waiting for a credential, sending, receiving, backing off.
-    public var phase: Phase { lock.withLock { storage.outcome == nil ? storage.phase : .ended } }
+    public var phase: Phase { lock.withLock { storage.hasEnded ? .ended : storage.phase } }
 
     /// Body bytes received so far.
     public var bytesReceived: Int { lock.withLock { storage.bytesReceived } }
@@ -226,14 +198,14 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         lock.withLock {
             TaskTimings(
                 queuedAt: startDate, started: storage.started.map(offset), firstByte: storage.firstByte.map(offset),
-                finished: storage.endTime.map(offset), attempts: storage.attemptTimings)
+                finished: storage.endTime.map(offset), attempts: Array(storage.attemptTimings))
         }
     }
 
     /// The task as a row of data: id, service, method, redacted URL, phase, attempt, elapsed, bytes.
     public var snapshot: TaskSnapshot {
         let (phase, attempts, bytes) = lock.withLock {
-            (storage.outcome == nil ? storage.phase : .ended, storage.attempts, storage.bytesReceived)
+            (storage.hasEnded ? .ended : storage.phase, storage.attempts, storage.bytesReceived)
         }
         return TaskSnapshot(
             id: id, service: service, method: method, url: Redactor.default.redact(request.url),

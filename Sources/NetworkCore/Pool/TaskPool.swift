@@ -243,7 +243,7 @@ public final class TaskPool: @unchecked Sendable {
             Alarm(after: threshold) { [self] alarm in checkForStall(of: task, threshold: threshold, alarm: alarm) }
         }
         let alreadyEnded = lock.withLock {
-            guard task.storage.outcome == nil else { return true }
+            guard !task.storage.hasEnded else { return true }
             task.storage.runner = runner
             task.storage.watchdog = watchdog
             task.storage.stallMonitor = stallMonitor
@@ -279,7 +279,7 @@ public final class TaskPool: @unchecked Sendable {
         let limit = UInt64((threshold > 0.001 ? min(threshold, 1e9) : 0.001) * 1e9)  // NaN too: a millisecond
         let (idle, watching, ended) = lock.withLock { () -> (UInt64, Bool, Bool) in
             let phase = task.storage.phase
-            let ended = task.storage.outcome != nil
+            let ended = task.storage.hasEnded
             return (MonotonicClock.now() &- task.storage.lastProgress, phase == .sending || phase == .receiving, ended)
         }
         if ended { return alarm.cancel() }
@@ -440,7 +440,7 @@ public final class TaskPool: @unchecked Sendable {
         switch progress {
         case .response:
             lock.withLock {
-                guard task.storage.outcome == nil else { return }  // an ended task's figures stay as they were
+                guard !task.storage.hasEnded else { return }  // an ended task's figures stay as they were
                 let now = MonotonicClock.now()
                 task.storage.firstByte = task.storage.firstByte ?? now
                 task.storage.attemptFirstByte = task.storage.attemptFirstByte ?? now
@@ -448,7 +448,7 @@ public final class TaskPool: @unchecked Sendable {
             }
         case .bytes(let count):
             lock.withLock {
-                guard task.storage.outcome == nil else { return }
+                guard !task.storage.hasEnded else { return }
                 let now = MonotonicClock.now()
                 task.storage.firstByte = task.storage.firstByte ?? now
                 task.storage.attemptFirstByte = task.storage.attemptFirstByte ?? now
@@ -459,7 +459,7 @@ public final class TaskPool: @unchecked Sendable {
             }
         case .redirect(let status, let url):
             let running = lock.withLock { () -> Bool in
-                guard task.storage.outcome == nil else { return false }
+                guard !task.storage.hasEnded else { return false }
                 task.storage.lastProgress = MonotonicClock.now()
                 return true
             }
@@ -550,12 +550,12 @@ public final class TaskPool: @unchecked Sendable {
     private func end(
         _ task: DataTask, with outcome: DataTask.Outcome, activeIndex: [String: DataTask].Index? = nil
     ) -> Ending? {
-        guard task.storage.outcome == nil else { return nil }
-        task.storage.outcome = outcome
+        guard !task.storage.hasEnded else { return nil }
         // One clock reading for the end of the task and of an attempt still under way (a cancel, the
         // deadline), which ends with it so that its timings are final.
         let now = MonotonicClock.now()
         if task.storage.openAttempt != nil { closeAttempt(of: task, received: nil, status: nil, at: now) }
+        task.storage.outcome = outcome
         task.storage.endTime = now
         // The task may have been replaced under its id (`DuplicatePolicy.replace`): remove only itself.
         if let index = activeIndex ?? active.index(forKey: task.id), active.values[index] === task {
@@ -614,7 +614,7 @@ public final class TaskPool: @unchecked Sendable {
 
     private func withdraw(_ token: UInt64, from task: DataTask) {
         let withdrawn = lock.withLock { () -> (waiter: DataTask.Waiter, wasLast: Bool)? in
-            guard let waiter = task.storage.waiters.remove(token: token) else { return nil }
+            guard let waiter = task.storage.waiters.remove(where: { $0.token == token }) else { return nil }
             return (waiter, task.storage.waiters.isEmpty)
         }
         guard let withdrawn else { return }
