@@ -54,10 +54,8 @@ final class PoolRegistry: TaskRegistry {
     }
 
     func finish(_ ids: ArraySlice<String>) async {
-        let finished = Counter(target: ids.count)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            finished.onDone = { continuation.resume() }
-            for id in ids { pool.send(scaleEndpoint, id: id) { [finished] _ in finished.increment() } }
+        await Counter.untilAll(ids.count) { finished in
+            for id in ids { pool.send(scaleEndpoint, id: id) { _ in finished.increment() } }
         }
     }
 
@@ -96,12 +94,10 @@ final class HandleRegistry: TaskRegistry {
     }
 
     func finish(_ ids: ArraySlice<String>) async {
-        let finished = Counter(target: ids.count)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            finished.onDone = { continuation.resume() }
+        await Counter.untilAll(ids.count) { finished in
             for id in ids {
                 let request = request()
-                Task { [transport, finished] in
+                Task { [transport] in
                     _ = try? await transport.send(request, context: TransportContext(taskID: id))
                     finished.increment()
                 }
@@ -128,6 +124,15 @@ final class Counter: @unchecked Sendable {
     private var _onDone: (@Sendable () -> Void)?
 
     init(target: Int) { self.target = target }
+
+    /// Calls `start` with a counter of `count` completions and returns once it has counted them all.
+    static func untilAll(_ count: Int, _ start: (Counter) -> Void) async {
+        let finished = Counter(target: count)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            finished.onDone = { continuation.resume() }
+            start(finished)
+        }
+    }
 
     func increment() {
         let done = lock.withLock { () -> (@Sendable () -> Void)? in
