@@ -1,11 +1,14 @@
-// Sends N requests one after another to a server through one client and does nothing else: a program
-// to count what a request costs in instructions with callgrind, a count that (unlike time) hardly
-// depends on how busy the machine is: three runs agree to within 0.6%. `Benchmarks/instructions` runs it.
+// Sends N requests, one after another or K at a time, to a server through one client and does nothing
+// else: a program to count what a request costs in instructions with callgrind, a count that (unlike
+// time) hardly depends on how busy the machine is: three runs agree to within 0.6%.
+// `Benchmarks/instructions` runs it.
 //
-//   RequestLoop CLIENT URL COUNT     CLIENT: raw, transport or networkCore; buildRaw or build to build
+//   RequestLoop CLIENT URL COUNT [INFLIGHT]
+//                                    CLIENT: raw, transport or networkCore; buildRaw or build to build
 //                                    the raw client's or the endpoint's request without sending it;
 //                                    stubPool or stubTask to send it to a StubTransport through a pool
-//                                    or from a Swift task of its own (the pool suite's send→finish)
+//                                    or from a Swift task of its own (the pool suite's send→finish).
+//                                    INFLIGHT: how many at once (1, one after another, by default)
 //
 // (count at 1,200 − count at 200) / 1,000 = instructions per request, start-up and warm-up cancelled.
 // `main` is synchronous and waits on a semaphore: valgrind 3.19 stops with an internal error when
@@ -30,11 +33,14 @@ struct FileEndpoint: Endpoint {
 }
 
 let arguments = CommandLine.arguments.dropFirst()
-guard arguments.count == 3, let count = Int(arguments[arguments.startIndex + 2]),
+guard arguments.count == 3 || arguments.count == 4, let count = Int(arguments[arguments.startIndex + 2]),
+    let inflight = arguments.count == 4 ? Int(arguments[arguments.startIndex + 3]) : 1, inflight > 0,
     let url = URL(string: arguments[arguments.startIndex + 1])
 else {
     FileHandle.standardError.write(
-        Data("usage: RequestLoop raw|transport|networkCore|buildRaw|build|stubPool|stubTask URL COUNT\n".utf8))
+        Data(
+            "usage: RequestLoop raw|transport|networkCore|buildRaw|build|stubPool|stubTask URL COUNT [INFLIGHT]\n"
+                .utf8))
     exit(2)
 }
 let client = arguments[arguments.startIndex]
@@ -89,7 +95,18 @@ func call(_ index: Int) async throws {
 let done = DispatchSemaphore(value: 0)
 Task.detached {
     do {
-        for index in 0..<count { try await call(index) }
+        if inflight == 1 {
+            for index in 0..<count { try await call(index) }
+        } else {
+            // At most `inflight` requests at once: a new one starts as each ends.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<count {
+                    if index >= inflight { try await group.next() }
+                    group.addTask { try await call(index) }
+                }
+                try await group.waitForAll()
+            }
+        }
     } catch {
         FileHandle.standardError.write(Data("request failed: \(error)\n".utf8))
         exit(1)
