@@ -50,12 +50,14 @@ extension TaskPool {
 }
 
 /// Waits until `condition` holds or `seconds` (times ``slowRunScale``) pass; returns whether it held.
-/// A wait, not a bound on the behaviour, so it stretches in a slow run.
+/// A wait, not a bound on the behaviour, so it stretches in a slow run. If the calling task is
+/// cancelled, it stops waiting and answers with the condition as it is then, rather than polling
+/// without pause until the deadline.
 func eventually(within seconds: Double = 2, _ condition: () async -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds * slowRunScale)
     while Date() < deadline {
         if await condition() { return true }
-        try? await Task.sleep(nanoseconds: 5_000_000)
+        do { try await Task.sleep(nanoseconds: 5_000_000) } catch { break }
     }
     return await condition()
 }
