@@ -185,6 +185,40 @@ struct URLSessionTransportLoopbackTests {
         #expect(await eventually { await runningTasks(of: transport.session) == 0 })
     }
 
+    @Test("the caller that started a send is cancelled; a caller that joined it still gets the answer")
+    func joinedCallerOutlivesTheStarter() async throws {
+        let body = Data(#"{"ok":true}"#.utf8)
+        // Answered after the cancel below; the only request the server sees, however many callers wait.
+        let server = try LoopbackServer { _ in .delayed(0.5 * slowRunScale, StubResponse(body: body)) }
+        defer { server.stop() }
+        // The deadline only bounds the test, should the answer be lost with the starter.
+        let pool = TaskPool(
+            configuration: .init(transport: URLSessionTransport(configuration: .ephemeral), resourceTimeout: 10))
+        let endpoint = TestEndpoint(baseURL: server.baseURL, path: "/shared")
+        let starter = Task { try await pool.send(endpoint, id: "shared") }
+        #expect(await eventually { pool.task(id: "shared")?.phase == .sending })
+        let task = try #require(pool.task(id: "shared"))
+        // The starter waits as the one to finish the task; a caller of the same call joins it.
+        #expect(task.lock.withLock { task.storage.waiters.count { $0.resumer.isFinisher } } == 1)
+        let joined = Task { try await pool.send(endpoint, id: "shared") }
+        #expect(await eventually { task.lock.withLock { task.storage.waiters.count } == 2 })
+        starter.cancel()
+        guard case .failure(NetworkError.cancelled) = await starter.result else {
+            Issue.record("the cancelled starter ended with \(await starter.result)")
+            return
+        }
+        #expect(pool.task(id: "shared") === task)  // still running for the caller that joined
+        let response = try await joined.value
+        #expect(response.statusCode == 200)
+        #expect(response.body == body)
+        #expect(task.state == .completed)
+        #expect(pool.activeTasks.isEmpty)
+        #expect(server.requests.count == 1)
+        let attempt = try #require(task.timings.attempts.first)
+        #expect(attempt.statusCode == 200)
+        #expect(attempt.bytesReceived == body.count)
+    }
+
     /// How many of the session's tasks are running.
     private func runningTasks(of session: URLSession) async -> Int {
         await withCheckedContinuation { continuation in

@@ -5,7 +5,8 @@ import Foundation
 /// It is not called `Logger` so that it can sit beside swift-log's and OSLog's `Logger`
 /// without qualification; `Docs/Debugging.md` forwards events to either in a few lines.
 /// Events arrive on whatever thread the pool is running on; with ``URLSessionTransport``, redirects
-/// and the ends of awaited sends without interceptors arrive on its session's own queue. A logger
+/// arrive on its session's own queue, and so does the end of an awaited send without interceptors whose
+/// caller was cancelled while callers that joined it still wait. A logger
 /// must be quick, thread-safe, and must not wait for the pool or its session.
 /// URLs in events are already redacted.
 public protocol NetworkLogger: Sendable {

@@ -58,14 +58,40 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         /// (a waiter is removed from the task under the lock before it is resumed), and a checked
         /// continuation would cost an allocation of its own on every send.
         case continuation(UnsafeContinuation<Outcome, Never>)
+        /// The `async` caller whose send started the task's transfer: woken with the transport's answer,
+        /// it closes the attempt, validates the answer and ends the task itself (see `TaskPool.finish`),
+        /// on its own thread rather than on the session's queue; woken with the outcome if the task ends
+        /// before the answer comes (a cancel, the deadline).
+        case finisher(UnsafeContinuation<Wake, Never>)
         case handler(@Sendable (Outcome) -> Void)
 
         func resume(_ outcome: Outcome) {
             switch self {
             case .continuation(let continuation): continuation.resume(returning: outcome)
+            case .finisher(let continuation): continuation.resume(returning: .ended(outcome))
             case .handler(let handler): handler(outcome)
             }
         }
+
+        var isFinisher: Bool {
+            if case .finisher = self { return true }
+            return false
+        }
+    }
+
+    /// What wakes a ``Resumer/finisher(_:)``: the task's outcome, or the answer to finish the task with.
+    enum Wake: Sendable {
+        case ended(Outcome)
+        case answered(Answer)
+    }
+
+    /// A transport's answer to one attempt of a task, and when it came.
+    struct Answer: Sendable {
+        let result: Result<(Data, HTTPURLResponse), any Error>
+        let attempt: Int
+        let bytesSent: Int
+        /// When the answer arrived, by `MonotonicClock`: the attempt's end.
+        let time: UInt64
     }
 
     /// The callers waiting for the outcome, in the order they came.
@@ -91,6 +117,9 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         var endTime: UInt64?
         var outcome: Outcome?
         var waiters = Waiters()
+        /// The finisher has been handed the answer and is ending the task: it no longer waits among
+        /// `waiters`, yet the task is not abandoned when the last of them withdraws.
+        var finishing = false
         var runner: Runner?
 
         /// Whether the task has ended. Asked of `endTime`, a plain integer, rather than of `outcome`,

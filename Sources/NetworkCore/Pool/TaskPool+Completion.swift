@@ -14,7 +14,7 @@ extension TaskPool {
         completion: @escaping @Sendable (Result<Response, NetworkError>) -> Void
     ) {
         do {
-            let task = try start(endpoint, id: id, immediately: false)
+            let (task, _) = try start(endpoint, id: id, immediately: false)
             addWaiter(to: task, token: 0, resumer: .handler(completion))
         } catch {
             completion(.failure(error))

@@ -118,8 +118,8 @@ public final class TaskPool: @unchecked Sendable {
     /// the thread running it, and stays there until its first wait, usually for the server.
     /// - Throws: ``NetworkError``: every failure, including cancellation, is one of its cases.
     public func send(_ endpoint: some Endpoint, id: String? = nil) async throws(NetworkError) -> Response {
-        let task = try start(endpoint, id: id, immediately: true)
-        return try await wait(for: task).get()
+        let (task, finishes) = try start(endpoint, id: id, immediately: true)
+        return try await wait(for: task, finishing: finishes).get()
     }
 
     /// Sends the endpoint's request and parses the accepted response with `parser`.
@@ -186,7 +186,11 @@ public final class TaskPool: @unchecked Sendable {
     /// Builds the request, registers its task under the duplicate policy, and starts it unless it joined a running one.
     /// `immediately`: the caller awaits the outcome next, so the task may start sending on the caller's
     /// thread (see ``run(_:endpoint:immediately:)``).
-    func start(_ endpoint: some Endpoint, id: String?, immediately: Bool) throws(NetworkError) -> DataTask {
+    /// - Returns: the task, and whether the caller is to finish it (it started the task's transfer and
+    ///   waits as its ``DataTask/Resumer/finisher(_:)``).
+    func start(
+        _ endpoint: some Endpoint, id: String?, immediately: Bool
+    ) throws(NetworkError) -> (task: DataTask, finishes: Bool) {
         let request = try makeRequest(endpoint)
         let taskID = (id?.isEmpty == false ? id : nil) ?? TaskID.derive(from: request)
         var replaced: DataTask?
@@ -208,21 +212,22 @@ public final class TaskPool: @unchecked Sendable {
             return (task, true)
         }
         if let replaced { settle(replaced, with: .failure(.cancelled)) }
-        if isNew { run(task, endpoint: endpoint, immediately: immediately) }
-        return task
+        return (task, isNew && run(task, endpoint: endpoint, immediately: immediately))
     }
 
     /// Starts the runner, what performs the call and settles it, and the task's watchdog and stall
     /// monitor. The runner is a Swift task; except for a caller that waits (`immediately`), without
     /// interceptors, over ``URLSessionTransport``: then it is the `URLSessionTask` alone, whose
-    /// completion settles the task on the session's queue and wakes the caller, as `data(for:)` would,
-    /// so no Swift task is created, woken, and waited for in between. A Swift runner started
-    /// `immediately` runs on the caller's thread until its first wait (usually for the server), rather
-    /// than waking another thread first; only for a caller that waits for the outcome next, since a
-    /// transport that answers without waiting then ends the task before `run` returns. A send with a
-    /// completion handler starts a Swift runner, so that its handler is not called on the session's
-    /// queue (unless it joined an awaited send's task: a joined caller is told where the task ends).
-    private func run(_ task: DataTask, endpoint: some Endpoint, immediately: Bool) {
+    /// completion wakes the caller with the answer, as `data(for:)` would, and the caller ends the task
+    /// (see ``transfer(_:transport:)``), so no Swift task is created, woken, and waited for in between.
+    /// A Swift runner started `immediately` runs on the caller's thread until its first wait (usually
+    /// for the server), rather than waking another thread first; only for a caller that waits for the
+    /// outcome next, since a transport that answers without waiting then ends the task before `run`
+    /// returns. A send with a completion handler starts a Swift runner, so that its handler is not
+    /// called on the session's queue (unless it joined an awaited send's task whose caller has gone: a
+    /// joined caller is told where the task ends).
+    /// - Returns: whether the task runs as its transfer alone, which its caller finishes (see ``finish(_:with:)``).
+    private func run(_ task: DataTask, endpoint: some Endpoint, immediately: Bool) -> Bool {
         log(.started, task)
         let deadline = endpoint.resourceTimeout ?? configuration.resourceTimeout
         // Two literal closures rather than one closure value passed to either: converting a closure value
@@ -254,6 +259,8 @@ public final class TaskPool: @unchecked Sendable {
             watchdog?.cancel()
             stallMonitor?.cancel()
         }
+        if case .transfer = runner { return true }
+        return false
     }
 
     /// The runner's work: the call, then the task's end with its outcome.
@@ -261,16 +268,47 @@ public final class TaskPool: @unchecked Sendable {
         settle(task, with: await perform(task, endpoint: endpoint, deadline: deadline), byRunner: true)
     }
 
-    /// Starts the task's one attempt on `transport` with no Swift task of its own: the transfer's
-    /// completion, on the session's queue, validates the answer and settles the task.
+    /// Starts the task's one attempt on `transport` with no Swift task of its own. The transfer's
+    /// completion, on the session's queue, hands the answer to the caller that started the task, which
+    /// finishes it on its own thread: the session's queue runs every transfer of the session one after
+    /// another, so what it does for each limits how many requests a second the session carries. If that
+    /// caller no longer waits (it was cancelled while callers that joined still wait), the completion
+    /// finishes the task itself.
     private func transfer(_ task: DataTask, transport: URLSessionTransport) -> Transfer {
-        let request = task.request
-        let bytesSent = request.httpBody?.count ?? 0
+        let bytesSent = task.request.httpBody?.count ?? 0
         let number = openAttempt(of: task, bytesSent: bytesSent)
-        return transport.start(request, context: context(of: task)) { [self] answer in
-            let outcome = outcome(of: number, of: task, request: request, bytesSent: bytesSent, answer: answer)
-            settle(task, with: outcome, byRunner: true)
+        return transport.start(task.request, context: context(of: task)) { [self] result in
+            let answer = DataTask.Answer(
+                result: result, attempt: number, bytesSent: bytesSent, time: MonotonicClock.now())
+            switch takeFinisher(of: task) {
+            case .some(let finisher): finisher.resume(returning: .answered(answer))
+            case nil: finish(task, with: answer)
+            }
         }
+    }
+
+    /// Takes a running task's finisher out of its waiters and marks the task as being finished, if the
+    /// finisher still waits.
+    private func takeFinisher(of task: DataTask) -> UnsafeContinuation<DataTask.Wake, Never>? {
+        lock.withLock {
+            guard !task.storage.hasEnded,
+                case .finisher(let continuation)? = task.storage.waiters.remove(where: { $0.resumer.isFinisher })?
+                    .resumer
+            else { return nil }
+            task.storage.finishing = true
+            return continuation
+        }
+    }
+
+    /// Closes the attempt with the transport's answer, validates it and ends the task with it.
+    /// - Returns: the task's outcome: this one, or the one that ended it first (a cancel, the deadline).
+    @discardableResult
+    private func finish(_ task: DataTask, with answer: DataTask.Answer) -> DataTask.Outcome {
+        let outcome = outcome(
+            of: answer.attempt, of: task, request: task.request, bytesSent: answer.bytesSent, answer: answer.result,
+            at: answer.time)
+        if settle(task, with: outcome, byRunner: true) { return outcome }
+        return lock.withLock { task.storage.outcome } ?? outcome
     }
 
     /// Reports the task once if, while sending or receiving, nothing has arrived for `threshold`
@@ -390,7 +428,8 @@ public final class TaskPool: @unchecked Sendable {
         } catch {
             answer = .failure(error)
         }
-        return outcome(of: number, of: task, request: request, bytesSent: bytesSent, answer: answer)
+        return outcome(
+            of: number, of: task, request: request, bytesSent: bytesSent, answer: answer, at: MonotonicClock.now())
     }
 
     /// The context a transport sends the task's request with: its progress goes to the task. It
@@ -415,22 +454,23 @@ public final class TaskPool: @unchecked Sendable {
         }
     }
 
-    /// Closes attempt `number` with the transport's answer: its timing, and the response validated or the error typed.
+    /// Closes attempt `number` with the transport's answer, which came at `time`: its timing, and the
+    /// response validated or the error typed.
     @inline(never)
     private func outcome(
         of number: Int, of task: DataTask, request: URLRequest, bytesSent: Int,
-        answer: Result<(Data, HTTPURLResponse), any Error>
+        answer: Result<(Data, HTTPURLResponse), any Error>, at time: UInt64
     ) -> DataTask.Outcome {
         switch answer {
         case .success(let (body, httpResponse)):
             let timing = finishAttempt(
-                number, of: task, bytesSent: bytesSent, received: body.count, status: httpResponse.statusCode)
+                number, of: task, bytesSent: bytesSent, received: body.count, status: httpResponse.statusCode, at: time)
             let response = Response(
                 request: request, httpResponse: httpResponse, body: body, duration: timing.duration,
                 statusReader: configuration.statusReader, timing: timing)
             return validate(response)
         case .failure(let error):
-            finishAttempt(number, of: task, bytesSent: bytesSent, received: nil, status: nil)
+            finishAttempt(number, of: task, bytesSent: bytesSent, received: nil, status: nil, at: time)
             return .failure(NetworkError.from(error, timeout: request.timeoutInterval))
         }
     }
@@ -469,11 +509,11 @@ public final class TaskPool: @unchecked Sendable {
         }
     }
 
-    /// Closes the attempt's timing; `received` is the body size when the transport returned one.
+    /// Closes the attempt's timing at `time`; `received` is the body size when the transport returned one.
     /// If the task ended meanwhile, its attempt was closed then and stays as it was.
     @discardableResult
     private func finishAttempt(
-        _ number: Int, of task: DataTask, bytesSent: Int, received: Int?, status: Int?
+        _ number: Int, of task: DataTask, bytesSent: Int, received: Int?, status: Int?, at time: UInt64
     )
         -> TaskTimings.Attempt
     {
@@ -482,10 +522,10 @@ public final class TaskPool: @unchecked Sendable {
                 return task.storage.attemptTimings.last { $0.number == number }
                     ?? TaskTimings.Attempt(
                         number: number, start: task.offset(task.storage.attemptStart), firstByte: nil,
-                        end: task.offset(MonotonicClock.now()), bytesSent: bytesSent, bytesReceived: received ?? 0,
+                        end: task.offset(time), bytesSent: bytesSent, bytesReceived: received ?? 0,
                         statusCode: status)
             }
-            return closeAttempt(of: task, received: received, status: status)
+            return closeAttempt(of: task, received: received, status: status, at: time)
         }
     }
 
@@ -585,16 +625,29 @@ public final class TaskPool: @unchecked Sendable {
         ending.stallMonitor?.cancel()
     }
 
-    /// Awaits the task's outcome. Cancelling the calling Swift task withdraws this caller
-    /// (it gets `.cancelled`); the task itself is cancelled when no caller is left.
-    private func wait(for task: DataTask) async -> DataTask.Outcome {
+    /// Awaits the task's outcome; `finishing`: as its finisher, ending the task with the transport's
+    /// answer when that comes first (see ``DataTask/Resumer/finisher(_:)``). Cancelling the calling
+    /// Swift task withdraws this caller (it gets `.cancelled`); the task itself is cancelled when no
+    /// caller is left.
+    private func wait(for task: DataTask, finishing: Bool) async -> DataTask.Outcome {
+        guard finishing else { return await suspend(on: task, as: DataTask.Resumer.continuation) }
+        switch await suspend(on: task, as: DataTask.Resumer.finisher) {
+        case .ended(let outcome): return outcome
+        case .answered(let answer): return finish(task, with: answer)
+        }
+    }
+
+    /// Waits among the task's waiters, resumed through `resumer`, until the pool resumes it.
+    private func suspend<Value>(
+        on task: DataTask, as resumer: (UnsafeContinuation<Value, Never>) -> DataTask.Resumer
+    ) async -> Value {
         let token = lock.withLock { () -> UInt64 in
             sequence += 1
             return sequence
         }
         return await withTaskCancellationHandler {
             await withUnsafeContinuation { continuation in
-                addWaiter(to: task, token: token, resumer: .continuation(continuation))
+                addWaiter(to: task, token: token, resumer: resumer(continuation))
                 if Task.isCancelled { withdraw(token, from: task) }
             }
         } onCancel: {
@@ -615,7 +668,7 @@ public final class TaskPool: @unchecked Sendable {
     private func withdraw(_ token: UInt64, from task: DataTask) {
         let withdrawn = lock.withLock { () -> (waiter: DataTask.Waiter, wasLast: Bool)? in
             guard let waiter = task.storage.waiters.remove(where: { $0.token == token }) else { return nil }
-            return (waiter, task.storage.waiters.isEmpty)
+            return (waiter, task.storage.waiters.isEmpty && !task.storage.finishing)
         }
         guard let withdrawn else { return }
         if withdrawn.wasLast { settle(task, with: .failure(.cancelled)) }

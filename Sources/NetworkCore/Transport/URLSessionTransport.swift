@@ -14,9 +14,9 @@ import Foundation
 /// On FoundationNetworking the session's `delegateQueue` runs each delegate call at once, on the
 /// session's own queue, as `URLSession.data(for:)` does for its completion there, rather than as an
 /// `Operation` on another queue for each response, body chunk and completion. So a
-/// ``NetworkLogger`` sees redirect events on that queue, and the end of every awaited send the pool
-/// runs on the session directly (no interceptors), and must not block; and blocks added to
-/// `session.delegateQueue` run at once.
+/// ``NetworkLogger`` sees redirect events on that queue, and must not block; and blocks added to
+/// `session.delegateQueue` run at once. The session's queue runs every transfer of the session one
+/// after another, so the pool does on it no more than hand each answer to the caller waiting for it.
 /// ```swift
 /// let configuration = URLSessionConfiguration.ephemeral
 /// configuration.httpMaximumConnectionsPerHost = 16
