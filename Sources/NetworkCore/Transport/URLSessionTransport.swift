@@ -16,7 +16,8 @@ import Foundation
 /// `Operation` on another queue for each response, body chunk and completion. So a
 /// ``NetworkLogger`` sees redirect events on that queue, and must not block; and blocks added to
 /// `session.delegateQueue` run at once. The session's queue runs every transfer of the session one
-/// after another, so the pool does on it no more than hand each answer to the caller waiting for it.
+/// after another, so for an awaited send the pool does little there: it records the progress of the
+/// task and hands the answer to the caller waiting for it, which ends the task.
 /// ```swift
 /// let configuration = URLSessionConfiguration.ephemeral
 /// configuration.httpMaximumConnectionsPerHost = 16
