@@ -208,6 +208,9 @@ struct RequestBuildingTests {
             ("files/50%", "files/50%25"),
             ("tags/café", "tags/caf%C3%A9"),
             ("a/b:c@d", "a/b:c@d"),
+            ("files/%4", "files/%254"),
+            ("files/%zz/%2F", "files/%25zz/%2F"),
+            ("/a b?q=1", "a%20b?q=1"),
         ])
     func pathEncoding(path: String, expectedPath: String) throws {
         let url = try TestEndpoint(baseURL: "https://h.com", path: path).urlRequest().url
@@ -221,7 +224,8 @@ struct RequestBuildingTests {
             ("1http://h.com", "needs a scheme"), ("ht tp://h.com", "needs a scheme"), ("x/y://h.com", "needs a scheme"),
             ("://h.com", "needs a scheme"), ("https:/h.com", "needs a scheme"), ("https://", "has no host"),
             ("https:///v1", "has no host"), ("https://h.com/api?key=1", "query or fragment"),
-            ("https://h.com#top", "query or fragment"), ("https://:80", "do not form a valid URL"),
+            ("https://h.com#top", "query or fragment"), ("https://:80", "has no host"), ("https://ana@", "has no host"),
+            ("https://ana@:80/v1", "has no host"), ("https://h .com", "do not form a valid URL"),
             ("svn+ssh://h.com", nil), ("https://user@h.com:8080/v1/", nil), ("HTTP://H.COM", nil),
             ("http://[::1]:8080", nil),
         ] as [(String, String?)])

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 extension Endpoint {
-    /// Base URL and path joined by one `/`, as written, for error messages.
+    /// Base URL and path joined by one `/`, as a request is built from them, for error messages.
     var urlString: String {
         Self.join(baseURL.trimmingWhitespace(), path.trimmingWhitespace())
     }
@@ -63,48 +63,55 @@ extension Endpoint {
     private func validatedURL() throws(NetworkError) -> URL {
         var base = baseURL.trimmingWhitespace()
         if let problem = base.withUTF8(Self.problem(ofBase:)) { throw .invalidEndpoint(url: base, reason: problem) }
-        var path = self.path.trimmingWhitespace()
-        var query = ""
-        if let mark = path.utf8.firstIndex(of: UInt8(ascii: "?")) {
-            query = String(path[mark...])
-            path = String(path[..<mark])
-        }
-        let joined = Self.join(base, PercentEncoding.path(path), query: query)
-        guard let url = URL(string: joined), let host = url.host, !host.isEmpty else {
+        let joined = Self.join(base, path.trimmingWhitespace())
+        guard let url = URL(string: joined) else {
             throw .invalidEndpoint(url: joined, reason: "base URL and path do not form a valid URL")
         }
         return url
     }
 
     /// What is wrong with a base URL, or `nil`: it needs a scheme (a letter, then letters, digits, `+`,
-    /// `-` or `.`) ending in `://`, a host after that, and no query or fragment. Read from the bytes,
-    /// without making a string.
+    /// `-` or `.`) ending in `://`, no query or fragment, and a host after any user info (`user@`) and
+    /// before any port. Read from the bytes, without making a string.
     private static func problem(ofBase bytes: UnsafeBufferPointer<UInt8>) -> String? {
         let slash = UInt8(ascii: "/")
         guard let separator = URLParts.schemeSeparator(in: bytes), separator > 0, isLetter(bytes[0]),
-            bytes[..<separator].allSatisfy({ isLetter($0) || isDigit($0) || "+-.".utf8.contains($0) })
+            bytes[..<separator].allSatisfy(isSchemeByte)
         else {
             return "the base URL needs a scheme such as https://"
         }
-        let authority = separator + 3
-        guard authority < bytes.count, bytes[authority] != slash else { return "the base URL has no host" }
         guard !bytes.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else {
             return "the base URL must not carry a query or fragment; put them in the path or task"
         }
+        let authority = separator + 3
+        let authorityEnd = bytes[authority...].firstIndex(of: slash) ?? bytes.count
+        let host = bytes[authority..<authorityEnd].lastIndex(of: UInt8(ascii: "@")).map { $0 + 1 } ?? authority
+        guard host < authorityEnd, bytes[host] != UInt8(ascii: ":") else { return "the base URL has no host" }
         return nil
     }
 
-    /// `base`, one `/`, `path` and `query`, built in one string of the right size.
-    private static func join(_ base: String, _ path: String, query: String = "") -> String {
-        guard !path.isEmpty else { return query.isEmpty ? base : base + query }
+    /// `base`, one `/` and `path`: the path up to any `?` percent-encoded where it must be
+    /// (``PercentEncoding/encodePath(_:into:at:)``), the query as written; one string, built from the bytes.
+    private static func join(_ base: String, _ path: String) -> String {
+        guard !path.isEmpty else { return base }
+        var base = base  // `withUTF8` needs mutable strings; native ones are not copied
+        var path = path
+        return base.withUTF8 { baseBytes in path.withUTF8 { join(baseBytes, $0) } }
+    }
+
+    private static func join(_ base: UnsafeBufferPointer<UInt8>, _ path: UnsafeBufferPointer<UInt8>) -> String {
         let slash = UInt8(ascii: "/")
-        let head = base.utf8.last == slash ? base.utf8.dropLast() : base.utf8[...]
-        let tail = path.utf8.first == slash ? path.utf8.dropFirst() : path.utf8[...]
-        return String(unsafeUninitializedCapacity: head.count + 1 + tail.count + query.utf8.count) { buffer in
+        let mark = path.firstIndex(of: UInt8(ascii: "?")) ?? path.count
+        let query = UnsafeBufferPointer(rebasing: path[mark...])
+        guard mark > 0 else { return String(decoding: base, as: UTF8.self) + String(decoding: query, as: UTF8.self) }
+        let head = base.last == slash ? UnsafeBufferPointer(rebasing: base.dropLast()) : base
+        let tail = UnsafeBufferPointer(rebasing: path[(path[0] == slash ? 1 : 0)..<mark])
+        let capacity = head.count + 1 + PercentEncoding.maxEncodedCount(tail.count) + query.count
+        return String(unsafeUninitializedCapacity: capacity) { buffer in
             var end = buffer.initialize(fromContentsOf: head)
             buffer[end] = slash
-            end = buffer[(end + 1)...].initialize(fromContentsOf: tail)
-            return buffer[end...].initialize(fromContentsOf: query.utf8)
+            end = PercentEncoding.encodePath(tail, into: buffer, at: end + 1)
+            return UnsafeMutableBufferPointer(rebasing: buffer[end...]).initialize(fromContentsOf: query) + end
         }
     }
 
@@ -149,5 +156,10 @@ extension Endpoint {
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+
+    private static func isSchemeByte(_ byte: UInt8) -> Bool {
+        isLetter(byte) || isDigit(byte) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+            || byte == UInt8(ascii: ".")
+    }
 
 }

@@ -6,30 +6,35 @@ enum PercentEncoding {
         encode(string) { isUnreserved($0) }
     }
 
-    /// Encodes what may not stand in a URL path, keeping `/`, the sub-delimiters, `:`, `@`,
-    /// and escapes already present (`%20`); a `%` that starts no escape is encoded as `%25`.
-    static func path(_ string: String) -> String {
-        if string.utf8.allSatisfy({ isUnreserved($0) || isPathDelimiter($0) }) { return string }
-        let bytes = Array(string.utf8)
-        var output = [UInt8]()
-        output.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
+    /// Writes `bytes` to `output` from `start`, encoding what may not stand in a URL path: it keeps
+    /// the unreserved characters, `/`, the sub-delimiters, `:`, `@` and escapes already present (`%20`);
+    /// a `%` that starts no escape becomes `%25`. Returns where the written bytes end. `output` needs
+    /// room for ``maxEncodedCount(_:)`` bytes from `start`.
+    static func encodePath(
+        _ bytes: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>, at start: Int
+    ) -> Int {
+        var end = start
+        for index in bytes.indices {
             let byte = bytes[index]
-            if byte == UInt8(ascii: "%"), index + 2 < bytes.count, isHex(bytes[index + 1]), isHex(bytes[index + 2]) {
-                output.append(contentsOf: bytes[index...index + 2])
-                index += 3
-                continue
-            }
-            if isUnreserved(byte) || isPathDelimiter(byte) {
-                output.append(byte)
+            // An escape's two hex digits are unreserved, so keeping its `%` keeps the escape.
+            if isUnreserved(byte) || isPathDelimiter(byte)
+                || (byte == UInt8(ascii: "%") && index + 2 < bytes.count && isHex(bytes[index + 1])
+                    && isHex(bytes[index + 2]))
+            {
+                output[end] = byte
+                end += 1
             } else {
-                appendEscape(byte, to: &output)
+                output[end] = UInt8(ascii: "%")
+                output[end + 1] = hexDigits[Int(byte >> 4)]
+                output[end + 2] = hexDigits[Int(byte & 0x0F)]
+                end += 3
             }
-            index += 1
         }
-        return String(decoding: output, as: UTF8.self)
+        return end
     }
+
+    /// The most bytes `count` bytes can become when encoded: three each.
+    static func maxEncodedCount(_ count: Int) -> Int { count * 3 }
 
     private static func encode(_ string: String, keeping keep: (UInt8) -> Bool) -> String {
         if string.utf8.allSatisfy(keep) { return string }
