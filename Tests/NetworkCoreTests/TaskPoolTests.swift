@@ -121,6 +121,24 @@ struct TaskPoolTests {
         #expect(sent.withLock { $0 } == 0)
     }
 
+    @Test("a pool that drained after a burst gives back its table; a small one keeps it")
+    func drainedPoolReleasesItsTable() async throws {
+        let pool = TaskPool.stubbed(delay: 10)
+        for index in 0..<300 { pool.send(TestEndpoint(path: "burst/\(index)"), id: "b\(index)") { _ in } }
+        #expect(pool.activeTasks.count == 300)
+        #expect(pool.activeCapacity >= 300)
+        #expect(pool.cancel(id: "b0"))
+        #expect(pool.activeCapacity >= 300, "the table is kept while tasks remain")
+        #expect(pool.cancelAll() == 299)
+        #expect(pool.activeTasks.isEmpty)
+        #expect(pool.activeCapacity <= TaskPool.keptCapacity)
+        for index in 0..<10 { pool.send(TestEndpoint(path: "small/\(index)"), id: "s\(index)") { _ in } }
+        let small = pool.activeCapacity
+        #expect(small >= 10 && small <= TaskPool.keptCapacity)
+        #expect(pool.cancelAll() == 10)
+        #expect(pool.activeCapacity == small, "a table within the kept capacity is not reallocated")
+    }
+
     @Test("activeTasks lists the running tasks oldest first")
     func oldestFirst() async throws {
         let pool = TaskPool.stubbed(delay: 10)

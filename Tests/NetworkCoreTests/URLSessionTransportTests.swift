@@ -198,8 +198,9 @@ struct URLSessionTransportLoopbackTests {
         let starter = Task { try await pool.send(endpoint, id: "shared") }
         #expect(await eventually { pool.task(id: "shared")?.phase == .sending })
         let task = try #require(pool.task(id: "shared"))
-        // The starter waits as the one to finish the task; a caller of the same call joins it.
-        #expect(task.lock.withLock { task.storage.waiters.count { $0.resumer.isFinisher } } == 1)
+        // The starter waits as the one to finish the task (it adds itself as a waiter just after the
+        // transfer starts, so wait for it); a caller of the same call joins it.
+        #expect(await eventually { task.lock.withLock { task.storage.waiters.count { $0.resumer.isFinisher } } == 1 })
         let joined = Task { try await pool.send(endpoint, id: "shared") }
         #expect(await eventually { task.lock.withLock { task.storage.waiters.count } == 2 })
         starter.cancel()

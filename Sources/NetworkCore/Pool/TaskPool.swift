@@ -93,6 +93,10 @@ public final class TaskPool: @unchecked Sendable {
     /// as is `sequence`, so neither needs the runtime's dynamic exclusivity check (see `DataTask.storage`).
     @exclusivity(unchecked) private var active: [String: DataTask] = [:]
     @exclusivity(unchecked) private var sequence: UInt64 = 0
+    /// The most tasks `active` keeps room for once it is empty again; a larger table is released.
+    static let keptCapacity = 64
+    /// How many tasks `active` has room for (for tests).
+    var activeCapacity: Int { lock.withLock { active.capacity } }
     /// The transport when awaited sends without interceptors can run on it directly (see
     /// ``run(_:endpoint:immediately:)``): a `URLSessionTransport` with no pool-wide interceptors. Decided
     /// once, rather than cast on every send.
@@ -600,6 +604,8 @@ public final class TaskPool: @unchecked Sendable {
         // The task may have been replaced under its id (`DuplicatePolicy.replace`): remove only itself.
         if let index = activeIndex ?? active.index(forKey: task.id), active.values[index] === task {
             active.remove(at: index)
+            // A dictionary keeps the capacity it grew to: once a burst has drained, give its table back.
+            if active.isEmpty, active.capacity > Self.keptCapacity { active = [:] }
         }
         let ending = Ending(
             outcome: outcome, waiters: task.storage.waiters, runner: task.storage.runner,
