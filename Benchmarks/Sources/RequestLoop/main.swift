@@ -4,6 +4,7 @@
 // `Benchmarks/instructions` runs it.
 //
 //   RequestLoop CLIENT URL COUNT [INFLIGHT]
+//                                    URL: the small payload, or the page (a path ending in page.json)
 //                                    CLIENT: raw, transport or networkCore; buildRaw or build to build
 //                                    the raw client's or the endpoint's request without sending it;
 //                                    stubPool or stubTask to send it to a StubTransport through a pool
@@ -25,6 +26,24 @@ import NetworkCore
 struct Item: Decodable, Sendable {
     let id: Int
     let name: String
+}
+
+/// The fields of the benchmark's TMDB-like page that every client decodes, as its `Page` does.
+struct Listing: Decodable, Sendable {
+    struct Movie: Decodable, Sendable {
+        let id: Int
+        let title: String
+        let overview: String
+        let voteAverage: Double
+
+        enum CodingKeys: String, CodingKey {
+            case id, title, overview
+            case voteAverage = "vote_average"
+        }
+    }
+
+    let page: Int
+    let results: [Movie]
 }
 
 struct FileEndpoint: Endpoint {
@@ -57,6 +76,17 @@ let pool = TaskPool(configuration: .init(transport: URLSessionTransport(configur
 let stub = StubTransport { _, _ in StubResponse() }
 let stubPool = TaskPool(configuration: .init(transport: stub))
 
+/// The page (`….page.json`) or the small payload, decoded into what every client decodes.
+let isPage = urlString.hasSuffix("page.json")
+
+func decode(_ data: Data) throws {
+    if isPage {
+        _ = try JSONDecoder().decode(Listing.self, from: data)
+    } else {
+        _ = try JSONDecoder().decode(Item.self, from: data)
+    }
+}
+
 func call(_ index: Int) async throws {
     switch client {
     case "raw":  // as the benchmark's raw client: the URL parsed for each request
@@ -64,14 +94,18 @@ func call(_ index: Int) async throws {
         request.allHTTPHeaderFields = headers
         let (data, response) = try await session.data(for: request)
         guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw URLError(.badServerResponse) }
-        _ = try JSONDecoder().decode(Item.self, from: data)
+        try decode(data)
     case "transport":
         let request = try endpoint.urlRequest(defaultHeaders: headers)
         let (data, response) = try await transport.send(request, context: TransportContext(taskID: "t"))
         guard response.statusCode == 200 else { throw URLError(.badServerResponse) }
-        _ = try JSONDecoder().decode(Item.self, from: data)
+        try decode(data)
     case "networkCore":
-        _ = try await pool.send(endpoint, parser: DecodableParser<Item>(), id: "r\(index)")
+        if isPage {
+            _ = try await pool.send(endpoint, parser: DecodableParser<Listing>(), id: "r\(index)")
+        } else {
+            _ = try await pool.send(endpoint, parser: DecodableParser<Item>(), id: "r\(index)")
+        }
     case "stubPool":  // the pool suite's send→finish: a send with a handler, to a transport that answers at once
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             stubPool.send(endpoint, id: "s\(index)") { _ in continuation.resume() }
