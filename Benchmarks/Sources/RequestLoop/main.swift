@@ -28,7 +28,7 @@ struct Item: Decodable, Sendable {
     let name: String
 }
 
-/// The fields of the benchmark's TMDB-like page that every client decodes, as its `Page` does.
+/// Some fields of the benchmark's TMDB-like page (its `Page` decodes more), decoded alike by every client.
 struct Listing: Decodable, Sendable {
     struct Movie: Decodable, Sendable {
         let id: Int

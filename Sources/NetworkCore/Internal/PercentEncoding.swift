@@ -24,10 +24,7 @@ enum PercentEncoding {
                 output[end] = byte
                 end += 1
             } else {
-                output[end] = UInt8(ascii: "%")
-                output[end + 1] = hexDigits[Int(byte >> 4)]
-                output[end + 2] = hexDigits[Int(byte & 0x0F)]
-                end += 3
+                end = writeEscape(byte, into: output, at: end)
             }
         }
         return end
@@ -38,20 +35,32 @@ enum PercentEncoding {
 
     private static func encode(_ string: String, keeping keep: (UInt8) -> Bool) -> String {
         if string.utf8.allSatisfy(keep) { return string }
-        var output = [UInt8]()
-        output.reserveCapacity(string.utf8.count)
-        for byte in string.utf8 {
-            if keep(byte) { output.append(byte) } else { appendEscape(byte, to: &output) }
+        var string = string  // `withUTF8` needs a mutable string; a native one is not copied
+        return string.withUTF8 { bytes in
+            String(unsafeUninitializedCapacity: maxEncodedCount(bytes.count)) { output in
+                var end = 0
+                for byte in bytes {
+                    if keep(byte) {
+                        output[end] = byte
+                        end += 1
+                    } else {
+                        end = writeEscape(byte, into: output, at: end)
+                    }
+                }
+                return end
+            }
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
-    private static func appendEscape(_ byte: UInt8, to output: inout [UInt8]) {
-        output.append(UInt8(ascii: "%"))
-        output.append(hexDigits[Int(byte >> 4)])
-        output.append(hexDigits[Int(byte & 0x0F)])
+    /// Writes `%XX` for `byte` at `index`; returns where it ends.
+    private static func writeEscape(_ byte: UInt8, into output: UnsafeMutableBufferPointer<UInt8>, at index: Int) -> Int
+    {
+        output[index] = UInt8(ascii: "%")
+        output[index + 1] = hexDigits[Int(byte >> 4)]
+        output[index + 2] = hexDigits[Int(byte & 0x0F)]
+        return index + 3
     }
 
     private static func isUnreserved(_ byte: UInt8) -> Bool {
