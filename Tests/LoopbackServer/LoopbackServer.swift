@@ -32,6 +32,8 @@ public final class LoopbackServer: @unchecked Sendable {
         case closeMidBody(StubResponse)
         /// Waits, then sends the response.
         case delayed(TimeInterval, StubResponse)
+        /// Sends the headers at once, then the body in `pieces` parts with `interval` seconds between them.
+        case trickled(StubResponse, pieces: Int, interval: TimeInterval)
     }
 
     /// The port it listens on.
@@ -154,6 +156,10 @@ public final class LoopbackServer: @unchecked Sendable {
             case .delayed(let seconds, let response):
                 Thread.sleep(forTimeInterval: seconds)
                 guard write(response, to: client, keepOpen: keepOpen) else { return }
+            case .trickled(let response, let pieces, let interval):
+                guard trickle(response, to: client, keepOpen: keepOpen, pieces: pieces, interval: interval) else {
+                    return
+                }
             }
             guard keepOpen else { return }
         }
@@ -212,13 +218,37 @@ public final class LoopbackServer: @unchecked Sendable {
     /// Sends `response` (or the first `bodyBytes` of its body); whether every byte was sent.
     @discardableResult
     private func write(_ response: StubResponse, to client: Int32, keepOpen: Bool, bodyBytes: Int? = nil) -> Bool {
+        sendAll(
+            Array(Self.head(of: response, keepOpen: keepOpen).utf8)
+                + Array(response.body.prefix(bodyBytes ?? response.body.count)), to: client)
+    }
+
+    /// Sends the head of `response`, then its body in `pieces` parts, `interval` seconds apart.
+    private func trickle(
+        _ response: StubResponse, to client: Int32, keepOpen: Bool, pieces: Int, interval: TimeInterval
+    ) -> Bool {
+        guard sendAll(Array(Self.head(of: response, keepOpen: keepOpen).utf8), to: client) else { return false }
+        let body = Array(response.body)
+        let size = max(1, (body.count + max(1, pieces) - 1) / max(1, pieces))
+        for start in stride(from: 0, to: body.count, by: size) {
+            Thread.sleep(forTimeInterval: interval)
+            guard sendAll(Array(body[start..<min(body.count, start + size)]), to: client) else { return false }
+        }
+        return true
+    }
+
+    private static func head(of response: StubResponse, keepOpen: Bool) -> String {
         let reason = HTTPURLResponse.localizedString(forStatusCode: response.statusCode).capitalized
         var head = "HTTP/1.1 \(response.statusCode) \(reason)\r\n"
         for (name, value) in response.headers where !["content-length", "connection"].contains(name.lowercased()) {
             head += "\(name): \(value)\r\n"
         }
         head += "Content-Length: \(response.body.count)\r\nConnection: \(keepOpen ? "keep-alive" : "close")\r\n\r\n"
-        let bytes = Array(head.utf8) + Array(response.body.prefix(bodyBytes ?? response.body.count))
+        return head
+    }
+
+    /// Sends every byte of `bytes`; whether it could.
+    private func sendAll(_ bytes: [UInt8], to client: Int32) -> Bool {
         var sent = 0
         while sent < bytes.count {
             #if os(Linux)

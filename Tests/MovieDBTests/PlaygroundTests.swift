@@ -12,51 +12,10 @@ struct PlaygroundRun {
     let output: String
     let errors: String
 
-    static let binary: URL? = {
-        let candidates = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-            Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
-        ].map { $0.appendingPathComponent("playground") }
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
-
-    /// Runs the binary with `arguments` and only `environment` (plus PATH), for at most 60 s, on a
-    /// thread of its own: waiting for a process must not hold one of Swift concurrency's few threads.
+    /// Runs the binary with `arguments` and only `environment` (plus PATH), for at most 60 s.
     static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> PlaygroundRun {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try runBlocking(arguments, environment: environment) })
-            }
-        }
-    }
-
-    private static func runBlocking(_ arguments: [String], environment: [String: String]) throws -> PlaygroundRun {
-        let process = Process()
-        guard let binary else { throw MissingBinary() }
-        process.executableURL = binary
-        process.arguments = arguments
-        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { mine, _ in mine }
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let deadline = Date().addingTimeInterval(60)
-        // Read while it runs so a full pipe never blocks it.
-        let outData = output.fileHandleForReading.readDataToEndOfFile()
-        let errData = errors.fileHandleForReading.readDataToEndOfFile()
-        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        return PlaygroundRun(
-            status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
-            errors: String(decoding: errData, as: UTF8.self))
-    }
-
-    struct MissingBinary: Error, CustomStringConvertible {
-        var description: String {
-            "the playground binary was not built next to the tests: run Scripts/test or swift build"
-        }
+        let run = try await ChildProcess.run("playground", arguments, environment: environment)
+        return PlaygroundRun(status: run.status, output: run.output, errors: run.errors)
     }
 
     var json: [String: Any]? {

@@ -279,6 +279,7 @@ struct ReliabilityTests {
                     case .respond(let response): return response
                     case .closeMidBody: throw URLError(.networkConnectionLost)
                     case .delayed: throw URLError(.timedOut)
+                    case .trickled(let response, _, _): return response
                     }
                 }, duplicatePolicy: .reject, resourceTimeout: 600, stallThreshold: 600))
         // Warm up with as many requests as the run, so the heap has the shape the run needs before it is measured.

@@ -28,8 +28,19 @@ public final class URLSessionTransport: Transport {
     public let session: URLSession
     private let delegate: SessionDelegate
 
-    /// Creates a transport with its own session built from `configuration`.
+    /// Creates a transport with its own session built from a copy of `configuration`, without its
+    /// `urlCache`: the session never answers from Foundation's cache.
+    ///
+    /// Why: on FoundationNetworking a session with a cache looks up every data task in it on another
+    /// queue before the task's protocol exists, and a task cancelled during that lookup still starts
+    /// loading, then fails a second time, which traps the whole process ("not in the registry",
+    /// swift-corelibs-foundation #3296). Without a cache the protocol exists as soon as the task is
+    /// resumed and a cancel always finds it. The same holds on Apple platforms, so that a response
+    /// never comes from a cache the pool does not see.
     public init(configuration: URLSessionConfiguration = .default) {
+        // A copy, so that the caller's configuration keeps its cache for its own sessions.
+        let configuration = configuration.copy() as? URLSessionConfiguration ?? .ephemeral
+        configuration.urlCache = nil
         delegate = SessionDelegate()
         #if canImport(FoundationNetworking)
             session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: InlineDelegateQueue())

@@ -1,0 +1,143 @@
+// Cancels sends at every point of their life over real loopback HTTP, in a process of its own, so that a
+// crash in the platform's networking library is a failed test (`EarlyCancelTests`), not a dead suite.
+//
+// Usage: cancel-probe WAY COUNT. WAY is how each send is cancelled: `task` (the Swift task awaiting it),
+// `id` (`cancel(id:)` after a completion-handler send), `replace` (a send under the same id with
+// `DuplicatePolicy.replace`), `deadline` (a resource timeout), `all` (`cancelAll()`), `retry` (`cancel(id:)`
+// while an interceptor retries). Each send is cancelled after one of a cycle of waits, from none (before
+// the transfer is resumed) to after the answer. Prints one line of counts and exits 0 when every send
+// ended exactly once and no task is left; 1 otherwise.
+import Foundation
+import LoopbackServer
+import NetworkCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+struct Get: Endpoint {
+    let baseURL: String
+    let path: String
+    var resourceTimeout: TimeInterval?
+    var interceptors: [any RequestInterceptor] = []
+}
+
+/// Retries every failure but a cancel, at once: the send goes on attempt after attempt until cancelled.
+struct RetryAlways: RequestInterceptor {
+    func retry(_ request: URLRequest, failing failure: NetworkError, context: AttemptContext) async -> RetryDecision {
+        failure.isCancelled ? .doNotRetry : .retry(after: 0)
+    }
+}
+
+/// Counts outcomes and sends whose outcome came more than once, from any thread.
+final class Tally: @unchecked Sendable {  // `lock` guards every field.
+    private let lock = NSLock()
+    private var ends: [Int: Int] = [:]
+    private(set) var succeeded = 0
+    private(set) var cancelled = 0
+    private(set) var failed = 0
+    private(set) var other: [String] = []
+
+    func record(_ index: Int, _ result: Result<Response, NetworkError>) {
+        lock.withLock {
+            ends[index, default: 0] += 1
+            switch result {
+            case .success: succeeded += 1
+            case .failure(.cancelled): cancelled += 1
+            case .failure(.deadlineExceeded): failed += 1
+            case .failure(let error):
+                failed += 1
+                if other.count < 5 { other.append(String(describing: error)) }
+            }
+        }
+    }
+
+    func ended(_ count: Int) -> (once: Int, twice: Int) {
+        lock.withLock {
+            ((0..<count).filter { ends[$0] == 1 }.count, ends.values.filter { $0 > 1 }.count)
+        }
+    }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3, let count = Int(arguments[2]), count > 0 else {
+    FileHandle.standardError.write(Data("usage: cancel-probe task|id|replace|deadline|all|retry COUNT\n".utf8))
+    exit(2)
+}
+let way = arguments[1]
+let body = StubResponse(body: Data(repeating: 0x61, count: 4_096))
+let server = try LoopbackServer(port: 0, recordsRequests: false) { request in
+    switch request.url?.path {
+    case "/fail": return .respond(StubResponse(statusCode: 503))
+    case "/whole": return .respond(body)
+    default: return .trickled(body, pieces: 4, interval: 0.001)
+    }
+}
+let pool = TaskPool(configuration: .init(duplicatePolicy: way == "replace" ? .replace : .join))
+/// Microseconds to wait before cancelling: none (before the transfer is resumed), a yield, while
+/// connecting, while the body trickles in, after the answer.
+let waits: [UInt32] = [0, 0, 1, 0, 20, 0, 100, 0, 300, 0, 1_000, 0, 2_500, 0, 6_000, 0, 20_000]
+let tally = Tally()
+/// Sends in flight at once: two, so that most cancels meet a transfer just resumed.
+let parallel = 2
+let started = Date()
+
+func endpoint(_ index: Int) -> Get {
+    switch way {
+    case "deadline":
+        Get(baseURL: server.baseURL, path: "i\(index)", resourceTimeout: Double(waits[index % waits.count]) / 1e6)
+    case "retry": Get(baseURL: server.baseURL, path: "fail", interceptors: [RetryAlways()])
+    default: Get(baseURL: server.baseURL, path: index % 2 == 0 ? "whole?i=\(index)" : "trickled?i=\(index)")
+    }
+}
+
+/// One send of `index`, cancelled the probe's way; returns once its outcome has come.
+func probe(_ index: Int) async {
+    let wait = waits[index % waits.count]
+    let id = "probe-\(index)"
+    if way == "task" {
+        let task = Task { await pool.sendResult(endpoint(index), id: id) }
+        if wait > 0 { try? await Task.sleep(nanoseconds: UInt64(wait) * 1_000) }
+        task.cancel()
+        return tally.record(index, await task.value)
+    }
+    if way == "deadline" { return tally.record(index, await pool.sendResult(endpoint(index), id: id)) }
+    let (ended, end) = AsyncStream<Void>.makeStream()
+    pool.send(endpoint(index), id: id) { result in
+        tally.record(index, result)
+        end.finish()
+    }
+    if wait > 0 { try? await Task.sleep(nanoseconds: UInt64(wait) * 1_000) }
+    switch way {
+    case "replace": pool.send(Get(baseURL: server.baseURL, path: "replacement"), id: id) { _ in }
+    case "all": pool.cancelAll()
+    default: pool.cancel(id: id)
+    }
+    for await _ in ended {}
+}
+
+extension TaskPool {
+    func sendResult(_ endpoint: Get, id: String) async -> Result<Response, NetworkError> {
+        do { return .success(try await send(endpoint, id: id)) } catch { return .failure(error) }
+    }
+}
+
+await withTaskGroup(of: Void.self) { group in
+    for lane in 0..<parallel {
+        group.addTask {
+            for index in stride(from: lane, to: count, by: parallel) { await probe(index) }
+        }
+    }
+}
+// Replacements and a `cancelAll` from another lane may still be running: wait, bounded, for the pool to empty.
+let drainDeadline = Date().addingTimeInterval(10)
+while !pool.activeTasks.isEmpty, Date() < drainDeadline { usleep(1_000) }
+let (once, twice) = tally.ended(count)
+let left = pool.activeTasks.count
+print(
+    "way=\(way) sends=\(count) endedOnce=\(once) endedTwice=\(twice) succeeded=\(tally.succeeded)"
+        + " cancelled=\(tally.cancelled) failed=\(tally.failed) left=\(left)"
+        + " seconds=\(String(format: "%.1f", Date().timeIntervalSince(started)))"
+        + (tally.other.isEmpty ? "" : " other=\(tally.other)"))
+server.stop()
+exit(once == count && twice == 0 && left == 0 ? 0 : 1)

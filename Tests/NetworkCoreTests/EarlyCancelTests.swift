@@ -1,0 +1,35 @@
+import Foundation
+import LoopbackServer
+import Testing
+
+/// Cancels sends at every point of their life over real loopback HTTP, in a child process (`cancel-probe`,
+/// `Tests/CancelProbe`): FoundationNetworking traps the whole process when it mishandles a cancel, so a
+/// crash there must be a failed test, not a dead suite.
+@Suite("early cancel, in a child process", .serialized)
+struct EarlyCancelTests {
+    /// The probe's ways of cancelling and how many sends each makes: 10,000 in all (a fifth of that in a
+    /// sanitizer run, which is several times slower).
+    static let ways: [(String, Int)] = [
+        ("task", 3_000), ("id", 2_000), ("replace", 1_500), ("deadline", 1_000), ("all", 1_500), ("retry", 1_000),
+    ]
+
+    @Test("no crash, and every send ends exactly once, however it is cancelled", arguments: ways)
+    func cancelAtEveryPoint(way: String, sends: Int) async throws {
+        let count = isSlowRun ? sends / 5 : sends
+        let run = try await ChildProcess.run("CancelProbe", [way, String(count)], timeout: 300)
+        #expect(run.status == 0, "cancel-probe \(way) \(count) exited \(run.status): \(run.errors.suffix(600))")
+        let line = try #require(run.output.split(separator: "\n").last { $0.hasPrefix("way=") })
+        let fields = Dictionary(
+            uniqueKeysWithValues: line.split(separator: " ").compactMap { pair -> (String, String)? in
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+            })
+        #expect(fields["sends"] == String(count))
+        #expect(fields["endedOnce"] == String(count))
+        #expect(fields["endedTwice"] == "0")
+        #expect(fields["left"] == "0")
+        // Most sends are cancelled (or run out of time) before their answer: the probe reached them early.
+        let stopped = Int(fields[way == "deadline" ? "failed" : "cancelled"] ?? "") ?? 0
+        #expect(stopped > count / 2, "\(line)")
+    }
+}
