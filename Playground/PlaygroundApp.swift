@@ -222,19 +222,19 @@ struct PlaygroundApp {
         print("\n2. Four calls at once, each tracked by the pool under its id")
         let calls: [(id: String, run: @Sendable () async throws(NetworkError) -> String)] = [
             (
-                MovieEndpoint.popular(page: 1).taskID,
+                movies.taskID(for: .popular(page: 1)),
                 { () async throws(NetworkError) in "\(try await movies.popular().results.count) movies" }
             ),
             (
-                MovieEndpoint.topRated(page: 1).taskID,
+                movies.taskID(for: .topRated(page: 1)),
                 { () async throws(NetworkError) in "\(try await movies.topRated().results.count) movies" }
             ),
             (
-                MovieEndpoint.upcoming(page: 1).taskID,
+                movies.taskID(for: .upcoming(page: 1)),
                 { () async throws(NetworkError) in "\(try await movies.upcoming().results.count) movies" }
             ),
             (
-                MovieEndpoint.details(id: 550).taskID,
+                movies.taskID(for: .details(id: 550)),
                 { () async throws(NetworkError) in
                     let movie = try await movies.details(id: 550)
                     return "\(movie.title) (\(movie.releaseYear.map(String.init) ?? "-"))"
@@ -247,7 +247,7 @@ struct PlaygroundApp {
         }
         print(Render.indented(pool.debugDescription))
 
-        let cancelled = MovieEndpoint.upcoming(page: 1).taskID
+        let cancelled = movies.taskID(for: .upcoming(page: 1))
         print("\n3. pool.cancel(id: \"\(cancelled)\") while it runs")
         print("  cancelled: \(pool.cancel(id: cancelled))")
         for (id, task) in tasks {

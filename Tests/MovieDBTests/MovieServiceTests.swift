@@ -137,11 +137,42 @@ struct MovieServiceTests {
         #expect(error.serverError?.code == 22)
     }
 
+    @Test("services with different environments or credentials share one pool: each call runs, with its own answer")
+    func sharedPool() async throws {
+        let pool = offlinePool(delay: 0.3, log: log)
+        let production = MovieService(pool: pool, configuration: offlineConfiguration)
+        let staging = MovieService(
+            pool: pool,
+            configuration: TMDBConfiguration(
+                environment: .staging(baseURL: "https://staging.example/3"), credential: .apiKey(OfflineTMDB.apiKey)))
+        let otherKey = MovieService(pool: pool, configuration: TMDBConfiguration(credential: .apiKey("invalid")))
+        let token = MovieService(pool: pool, configuration: TMDBConfiguration(credential: .readAccessToken("tok-A")))
+        let otherToken = MovieService(pool: pool, configuration: TMDBConfiguration(credential: .readAccessToken("expired-tok-B")))
+        let ids = [production, staging, otherKey, token, otherToken].map { $0.taskID(for: .nowPlaying(page: 1)) }
+        #expect(Set(ids).count == 5)
+        #expect(!ids.contains { $0.contains("tok-") || $0.contains(OfflineTMDB.apiKey) || $0.contains("invalid") })
+        async let a = failure { () async throws(NetworkError) in try await production.nowPlaying(page: 1) }
+        async let b = failure { () async throws(NetworkError) in try await staging.nowPlaying(page: 1) }
+        async let c = failure { () async throws(NetworkError) in try await otherKey.nowPlaying(page: 1) }
+        async let d = failure { () async throws(NetworkError) in try await token.nowPlaying(page: 1) }
+        async let e = failure { () async throws(NetworkError) in try await otherToken.nowPlaying(page: 1) }
+        let errors = await [a, b, c, d, e]
+        #expect(errors[0] == nil)
+        #expect(errors[1] == nil)
+        // The offline TMDB refuses `invalid` and `expired…`: each gets its own refusal, never another's page.
+        #expect(errors[2]?.serverError?.code == 7)
+        #expect(errors[3] == nil)
+        #expect(errors[4]?.statusCode == 401)
+        #expect(log.requests.count == 5)
+        #expect(Set(log.requests.compactMap { $0.url?.host }) == ["api.themoviedb.org", "staging.example"])
+    }
+
     @Test("a call can be found and cancelled by its readable id")
     func cancelByID() async throws {
         let movies = service(delay: 10)
         let screen = Task { try await movies.nowPlaying(page: 1) }
-        let id = MovieEndpoint.nowPlaying(page: 1).taskID
+        let id = movies.taskID(for: .nowPlaying(page: 1))
+        #expect(id.hasPrefix("movies.nowPlaying.page=1 production#"))
         var found = false
         for _ in 0..<10_000 where !found {  // up to 10 s: a ThreadSanitizer run is slow
             found = movies.pool.task(id: id) != nil

@@ -40,8 +40,8 @@ struct PlaygroundBinaryTests {
         #expect(inFlight.count == 4)
         #expect(!output.contains(OfflineTMDB.apiKey))
         #expect(output.contains("cancelled: true"))
-        #expect(output.contains("movies.upcoming.page=1: cancelled"))
-        #expect(output.contains("movies.details.id=550: finished, Fight Club (1999)"))
+        #expect(output.contains(#/movies\.upcoming\.page=1 production#[0-9a-f]{12}: cancelled/#))
+        #expect(output.contains(#/movies\.details\.id=550 production#[0-9a-f]{12}: finished, Fight Club \(1999\)/#))
         #expect(output.contains("status_code 7"))
         #expect(output.contains("pool.activeTasks.isEmpty == true"))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackServer
 import Testing
 
 @testable import NetworkCore
@@ -494,4 +495,102 @@ final class QueueTaskExecutor: TaskExecutor {
 extension DataTask {
     /// How many callers wait for this task.
     var waiterCount: Int { lock.withLock { storage.waiters.count } }
+}
+
+@Suite("Joining: only the same call on the wire")
+struct JoinTests {
+    /// A loopback server that answers after `delay` with the request's `Authorization` and `Cookie` as the body.
+    static func echoServer(delay: TimeInterval = 0.3) throws -> LoopbackServer {
+        try LoopbackServer(port: 0) { request in
+            let echoed = (request.value(forHTTPHeaderField: "Authorization") ?? "-") + "|"
+                + (request.value(forHTTPHeaderField: "Cookie") ?? "-") + "|"
+                + (request.value(forHTTPHeaderField: "Accept-Language") ?? "-")
+            return .delayed(delay, StubResponse(body: Data(echoed.utf8)))
+        }
+    }
+
+    @Test(
+        "calls that differ only in a header each get their own answer, under join",
+        arguments: [
+            ("Authorization", "Bearer A", "Bearer B"), ("Cookie", "sid=A", "sid=B"), ("Accept-Language", "de", "fr"),
+        ])
+    func headersMakeADifferentCall(name: String, first: String, second: String) async throws {
+        let server = try Self.echoServer()
+        defer { server.stop() }
+        let pool = TaskPool()
+        async let a = pool.send(TestEndpoint(baseURL: server.baseURL, path: "me", headers: [name: first]))
+        async let b = pool.send(TestEndpoint(baseURL: server.baseURL, path: "me", headers: [name: second]))
+        let (one, two) = try await (a, b)
+        #expect(String(decoding: one.body, as: UTF8.self).contains(first))
+        #expect(String(decoding: two.body, as: UTF8.self).contains(second))
+        #expect(server.requests.count == 2)
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test("the same call, credentials and all, still joins: one request, one answer for both")
+    func sameCallJoins() async throws {
+        let server = try Self.echoServer()
+        defer { server.stop() }
+        let pool = TaskPool()
+        let endpoint = TestEndpoint(baseURL: server.baseURL, path: "me", headers: ["Authorization": "Bearer A"])
+        async let a = pool.send(endpoint)
+        async let b = pool.send(endpoint)
+        let (one, two) = try await (a, b)
+        #expect(one.body == two.body)
+        #expect(server.requests.count == 1)
+    }
+
+    @Test("under an id you give, a different call is a duplicate, never a join")
+    func explicitIDDifferentCall() async throws {
+        let pool = TaskPool.stubbed(delay: 0.3)
+        async let a = pool.send(TestEndpoint(headers: ["Authorization": "Bearer A"]), id: "me")
+        try await Task.sleep(nanoseconds: 50_000_000)
+        do {
+            _ = try await pool.send(TestEndpoint(headers: ["Authorization": "Bearer B"]), id: "me")
+            Issue.record("a different call joined the running one")
+        } catch {
+            guard case .duplicateTask(let id) = error else { throw error }
+            #expect(id == "me")
+        }
+        #expect(try await a.request.value(forHTTPHeaderField: "Authorization") == "Bearer A")
+    }
+
+    @Test("two calls with page_token=P2 and P3 run together under derived ids")
+    func pageTokensInFlight() async throws {
+        let pool = TaskPool.stubbed(delay: 0.2)
+        async let two = pool.send(TestEndpoint(task: .urlParameters(["page_token": "P2"])))
+        async let three = pool.send(TestEndpoint(task: .urlParameters(["page_token": "P3"])))
+        let (p2, p3) = try await (two, three)
+        #expect(p2.request.url?.query == "page_token=P2")
+        #expect(p3.request.url?.query == "page_token=P3")
+    }
+
+    @Test("an endpoint with interceptors of its own never joins: both run, the second under the id with (2)")
+    func ownInterceptorsDoNotJoin() async throws {
+        struct Signer: RequestInterceptor {
+            let token: String
+            func adapt(_ request: URLRequest, context: AttemptContext) async throws -> URLRequest {
+                var request = request
+                request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+                return request
+            }
+        }
+        struct Signed: Endpoint {
+            let baseURL: String
+            let token: String
+            var path: String { "me" }
+            var interceptors: [any RequestInterceptor] { [Signer(token: token)] }
+        }
+        let server = try Self.echoServer()
+        defer { server.stop() }
+        let pool = TaskPool()
+        let id = try pool.taskID(for: Signed(baseURL: server.baseURL, token: "A"))
+        async let a = pool.send(Signed(baseURL: server.baseURL, token: "A"))
+        async let b = pool.send(Signed(baseURL: server.baseURL, token: "B"))
+        #expect(await eventually { pool.activeTasks.count == 2 })
+        #expect(Set(pool.activeTasks.map(\.id)) == [id, id + " (2)"])
+        let (one, two) = try await (a, b)
+        #expect(Set([one.body, two.body].map { String(decoding: $0, as: UTF8.self).prefix(9) }) == ["Bearer A|", "Bearer B|"])
+        #expect(server.requests.count == 2)
+    }
 }

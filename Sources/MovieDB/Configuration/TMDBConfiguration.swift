@@ -22,6 +22,22 @@ public struct TMDBConfiguration: Sendable {
         self.region = region
     }
 
+    /// The task id of a call whose readable id is `id` (an endpoint's `taskID`), for this configuration:
+    /// the readable id, the environment's name and a fingerprint of its base URL and credential
+    /// (`"movies.nowPlaying.page=1 production#5c1f0a9e3b27"`, see `Redactor.fingerprint(_:)`). So services
+    /// with different environments or credentials share one pool without their calls meeting under one
+    /// id; the credential is never shown. Services with the same configuration run the same call under
+    /// the same id, and join it.
+    public func taskID(_ id: String) -> String {
+        let credential: String =
+            switch self.credential {
+            case .apiKey(let key): "key " + key
+            case .readAccessToken(let token): "token " + token
+            case nil: ""
+            }
+        return "\(id) \(environment.name)\(Redactor.fingerprint(environment.baseURL + "\n" + credential))"
+    }
+
     /// The endpoint sent to this environment with this credential and, where given, a session.
     ///
     /// Write your own TMDB service the same way:

@@ -74,17 +74,29 @@ public enum MovieEndpoint: Endpoint, Hashable {
         }
     }
 
-    /// A readable task id, e.g. `movies.nowPlaying.page=1`, so a screen can cancel the call by id.
+    /// A readable task id, e.g. `movies.nowPlaying.page=1`, naming every argument the call has
+    /// (`movies.nowPlaying.page=1.language=de-DE`), so a screen can cancel the call by id. A service
+    /// runs it with its environment added (``MovieService/taskID(for:)``).
     public var taskID: String {
-        switch self {
-        case .nowPlaying(let page, _, _): "movies.nowPlaying.page=\(page)"
-        case .popular(let page, _, _): "movies.popular.page=\(page)"
-        case .topRated(let page, _, _): "movies.topRated.page=\(page)"
-        case .upcoming(let page, _, _): "movies.upcoming.page=\(page)"
-        case .details(let id, _): "movies.details.id=\(id)"
-        case .recommendations(let id, let page, _): "movies.recommendations.id=\(id).page=\(page)"
-        case .videos(let id, _): "movies.videos.id=\(id)"
-        case .search(let query, let page, _, _, _): "movies.search.query=\(query).page=\(page)"
+        func optional(_ name: String, _ value: (any CustomStringConvertible)?) -> String {
+            value.map { ".\(name)=\($0)" } ?? ""
+        }
+        return switch self {
+        case .nowPlaying(let page, let language, let region):
+            "movies.nowPlaying.page=\(page)" + optional("language", language) + optional("region", region)
+        case .popular(let page, let language, let region):
+            "movies.popular.page=\(page)" + optional("language", language) + optional("region", region)
+        case .topRated(let page, let language, let region):
+            "movies.topRated.page=\(page)" + optional("language", language) + optional("region", region)
+        case .upcoming(let page, let language, let region):
+            "movies.upcoming.page=\(page)" + optional("language", language) + optional("region", region)
+        case .details(let id, let language): "movies.details.id=\(id)" + optional("language", language)
+        case .recommendations(let id, let page, let language):
+            "movies.recommendations.id=\(id).page=\(page)" + optional("language", language)
+        case .videos(let id, let language): "movies.videos.id=\(id)" + optional("language", language)
+        case .search(let query, let page, let includeAdult, let year, let language):
+            "movies.search.query=\(query).page=\(page)" + (includeAdult ? ".includeAdult=true" : "")
+                + optional("year", year) + optional("language", language)
         }
     }
 }

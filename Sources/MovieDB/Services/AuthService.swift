@@ -57,15 +57,19 @@ public struct AuthService: Sendable {
         do {
             _ = try await pool.send(
                 configuration.prepare(AuthEndpoint.deleteSession(sessionID: sessionID)), parser: SuccessParser(),
-                id: AuthEndpoint.deleteSession(sessionID: sessionID).taskID)
+                id: taskID(for: .deleteSession(sessionID: sessionID)))
         } catch  where error.statusCode == 401 || error.statusCode == 404 {
             // TMDB no longer knows the session: the user is logged out either way.
         }
         store.clear()
     }
 
+    /// The id this service runs `endpoint` under: its readable ``AuthEndpoint/taskID`` with the service's
+    /// environment and a fingerprint of its credential (``TMDBConfiguration/taskID(_:)``).
+    public func taskID(for endpoint: AuthEndpoint) -> String { configuration.taskID(endpoint.taskID) }
+
     private func send<Model: Decodable & Sendable>(_ endpoint: AuthEndpoint) async throws(NetworkError) -> Model {
-        try await pool.send(configuration.prepare(endpoint), parser: DecodableParser<Model>(), id: endpoint.taskID)
+        try await pool.send(configuration.prepare(endpoint), parser: DecodableParser<Model>(), id: taskID(for: endpoint))
     }
 }
 

@@ -5,10 +5,11 @@ import NetworkCore
 /// ```swift
 /// let movies = MovieService(pool: pool, configuration: .init(credential: .apiKey(key)))
 /// let page = try await movies.nowPlaying(page: 1)
-/// pool.cancel(id: MovieEndpoint.nowPlaying(page: 1).taskID)   // "movies.nowPlaying.page=1"
+/// pool.cancel(id: movies.taskID(for: .nowPlaying(page: 1)))   // "movies.nowPlaying.page=1 production#…"
 /// ```
-/// Every call runs under its endpoint's readable ``MovieEndpoint/taskID``, so a screen can
-/// find or cancel it by id. Errors are `NetworkError`s carrying TMDB's own `status_code` and
+/// Every call runs under ``taskID(for:)``: its endpoint's readable ``MovieEndpoint/taskID`` with the
+/// service's environment, so a screen can find or cancel it by id, and services with different
+/// environments or credentials can share one pool. Errors are `NetworkError`s carrying TMDB's own `status_code` and
 /// `status_message` (`NetworkError/serverError`).
 public struct MovieService: Sendable {
     /// The pool calls go through.
@@ -62,13 +63,17 @@ public struct MovieService: Sendable {
         try await send(.search(query: query, page: page, language: configuration.language))
     }
 
+    /// The id this service runs `endpoint` under: its readable ``MovieEndpoint/taskID`` with the service's
+    /// environment and a fingerprint of its credential (``TMDBConfiguration/taskID(_:)``).
+    public func taskID(for endpoint: MovieEndpoint) -> String { configuration.taskID(endpoint.taskID) }
+
     /// Sends any movie endpoint under its task id and decodes `Model`; the calls above all use this.
     public func send<Model: Decodable & Sendable>(
         _ endpoint: MovieEndpoint, as model: Model.Type = Model.self
     )
         async throws(NetworkError) -> Model
     {
-        try await pool.send(configuration.prepare(endpoint), parser: DecodableParser<Model>(), id: endpoint.taskID)
+        try await pool.send(configuration.prepare(endpoint), parser: DecodableParser<Model>(), id: taskID(for: endpoint))
     }
 }
 
@@ -129,7 +134,7 @@ extension MovieService {
         _ endpoint: MovieEndpoint, as model: Model.Type = Model.self, completion: @escaping Completion<Model>
     ) {
         pool.send(
-            configuration.prepare(endpoint), parser: DecodableParser<Model>(), id: endpoint.taskID,
+            configuration.prepare(endpoint), parser: DecodableParser<Model>(), id: taskID(for: endpoint),
             completion: completion)
     }
 }

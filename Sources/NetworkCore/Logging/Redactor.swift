@@ -32,6 +32,25 @@ public struct Redactor: Sendable {
             ] + extraNames.map { $0.lowercased() })
     }
 
+    /// A short digest of a secret that tells two secrets apart without showing either: `"#5c1f0a9e3b27"`.
+    ///
+    /// The digest is keyed with a random value made once per process, so the same secret gives the
+    /// same fingerprint for the life of the process, different secrets almost surely different ones,
+    /// and a fingerprint can neither be reversed nor matched against one from another process. Task
+    /// ids use it for credentials; a service can use it to name calls made with different credentials.
+    public static func fingerprint(_ secret: String) -> String {
+        var hasher = Hasher()
+        hasher.combine(fingerprintKey.0)
+        hasher.combine(fingerprintKey.1)
+        hasher.combine(secret)
+        let hex = String(UInt64(bitPattern: Int64(hasher.finalize())) & 0xffff_ffff_ffff, radix: 16)
+        return "#" + String(repeating: "0", count: 12 - hex.count) + hex
+    }
+
+    /// The key of ``fingerprint(_:)``: random, made once per process (also where `Hasher` is seeded
+    /// the same every run, with `SWIFT_DETERMINISTIC_HASHING`).
+    private static let fingerprintKey = (UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max))
+
     /// Whether values under this name are hidden.
     public func isSensitive(_ name: String) -> Bool {
         let lowered = name.lowercased()

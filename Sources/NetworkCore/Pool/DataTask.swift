@@ -244,9 +244,14 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     /// Seconds from the task's start to a monotonic time.
     func offset(_ time: UInt64) -> TimeInterval { MonotonicClock.seconds(from: startTime, to: time) }
 
-    /// Whether `request` is the same call as this task's: same method, URL and body.
-    func isSameCall(as other: URLRequest) -> Bool {
-        request.httpMethod == other.httpMethod && request.url == other.url && request.httpBody == other.httpBody
+    /// Whether `other` is the same call as this task's, so that one answer may serve both: the same on
+    /// the wire (method, URL, every header, credentials included, and body), and neither adapted by
+    /// interceptors of its own endpoint, which could make the requests differ when sent (the pool's
+    /// interceptors adapt both alike). `hasInterceptors`: whether `other`'s endpoint has its own.
+    func isSameCall(as other: URLRequest, hasInterceptors: Bool) -> Bool {
+        !hasInterceptors && endpoint.interceptors.isEmpty && request.httpMethod == other.httpMethod
+            && request.url == other.url && request.httpBody == other.httpBody
+            && request.allHTTPHeaderFields == other.allHTTPHeaderFields
     }
 }
 

@@ -6,19 +6,37 @@ import Foundation
 
 /// Derives a task id from a request: `"GET https://api.example.com/items?a=1&b=2"`.
 ///
-/// Query items are sorted, so parameter order does not matter; items whose names are
-/// credentials (see ``Redactor``) are left out, and so are user info and fragment. A request
-/// with a body gets a digest of it (`" body=3f2a…"`), so different bodies give different ids.
+/// The id tells every call apart while showing no secret. Query items are sorted, so parameter
+/// order does not matter; the value of an item whose name is a credential (see ``Redactor``) is
+/// shown as its ``Redactor/fingerprint(_:)`` (`api_key=#5c1f0a9e3b27`); credentials in headers
+/// (`Authorization`, `Cookie`…) and user info add one fingerprint of them all (`" credentials=#…"`);
+/// a body adds a digest of it (`" body=3f2a…"`). The fragment, never sent, is left out.
 enum TaskID {
     static func derive(from request: URLRequest, redactor: Redactor = .default) -> String {
         let method = request.httpMethod ?? "GET"
         var parts = URLParts(request.url?.absoluteString ?? "")
-        parts.head = withoutUserInfo(parts.head)
-        let pairs = parts.pairs.filter { !redactor.isSensitive($0.name) }.map(\.rawPair).sorted()
+        var credentials = ""
+        let head = URLParts.split(head: parts.head)
+        if let userInfo = head.userInfo {
+            credentials = String(userInfo)
+            parts.head = String(head.prefix + head.host + head.path)
+        }
+        let pairs = parts.pairs.map { pair in
+            guard redactor.isSensitive(pair.name) else { return pair.rawPair }
+            let cut = pair.rawPair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return "\(cut[0])=\(Redactor.fingerprint(cut.count > 1 ? String(cut[1]) : ""))"
+        }.sorted()
         var id = "\(method) \(URLParts.join(head: parts.head, pairs: pairs))"
         if let body = request.httpBody, !body.isEmpty {
             id += " body=\(digest(body))"
         }
+        if let headers = request.allHTTPHeaderFields {
+            for (name, value) in headers.sorted(by: { $0.key.lowercased() < $1.key.lowercased() })
+            where redactor.isSensitive(name) {
+                credentials += "\n\(name.lowercased()): \(value)"
+            }
+        }
+        if !credentials.isEmpty { id += " credentials=\(Redactor.fingerprint(credentials))" }
         return id
     }
 
@@ -31,11 +49,5 @@ enum TaskID {
         }
         let hex = String(hash, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
-    }
-
-    private static func withoutUserInfo(_ head: String) -> String {
-        let parts = URLParts.split(head: head)
-        guard parts.userInfo != nil else { return head }
-        return String(parts.prefix + parts.host + parts.path)
     }
 }

@@ -196,18 +196,26 @@ public final class TaskPool: @unchecked Sendable {
         _ endpoint: some Endpoint, id: String?, immediately: Bool
     ) throws(NetworkError) -> (task: DataTask, finishes: Bool) {
         let request = try makeRequest(endpoint)
-        let taskID = (id?.isEmpty == false ? id : nil) ?? TaskID.derive(from: request)
+        let givenID = id?.isEmpty == false ? id : nil
+        var taskID = givenID ?? TaskID.derive(from: request)
         var replaced: DataTask?
         let (task, isNew) = try lock.withLock { () throws(NetworkError) -> (DataTask, Bool) in
             if let running = active[taskID] {
-                switch configuration.duplicatePolicy {
-                case .reject:
-                    throw .duplicateTask(id: taskID)
-                case .join:
-                    guard running.isSameCall(as: request) else { throw .duplicateTask(id: taskID) }
-                    return (running, false)
-                case .replace:
-                    replaced = running
+                let isSame = running.isSameCall(as: request, hasInterceptors: !endpoint.interceptors.isEmpty)
+                if givenID == nil, !isSame {
+                    // A derived id names the call: a different call that derives the same id (a header that
+                    // is not a credential, an endpoint's own interceptors) is a call of its own, never a duplicate.
+                    taskID = uniqueID(after: taskID)
+                } else {
+                    switch configuration.duplicatePolicy {
+                    case .reject:
+                        throw .duplicateTask(id: taskID)
+                    case .join:
+                        guard isSame else { throw .duplicateTask(id: taskID) }
+                        return (running, false)
+                    case .replace:
+                        replaced = running
+                    }
                 }
             }
             sequence += 1
@@ -217,6 +225,13 @@ public final class TaskPool: @unchecked Sendable {
         }
         if let replaced { settle(replaced, with: .failure(.cancelled)) }
         return (task, isNew && run(task, endpoint: endpoint, immediately: immediately))
+    }
+
+    /// `id` with the first of ` (2)`, ` (3)`… that no running task has; call with `lock` held.
+    private func uniqueID(after id: String) -> String {
+        var number = 2
+        while active[id + " (\(number))"] != nil { number += 1 }
+        return id + " (\(number))"
     }
 
     /// Starts the runner, what performs the call and settles it, and the task's watchdog and stall
