@@ -4,7 +4,8 @@
 // Usage: cancel-probe WAY COUNT. WAY is how each send is cancelled: `task` (the Swift task awaiting it),
 // `id` (`cancel(id:)` after a completion-handler send), `replace` (a send under the same id with
 // `DuplicatePolicy.replace`), `deadline` (a resource timeout), `all` (`cancelAll()`), `retry` (`cancel(id:)`
-// while an interceptor retries). Each send is cancelled after one of a cycle of waits, from none (before
+// while an interceptor retries), `retry-after` (`cancel(id:)` while `RetryPolicy(maximumRetryAfter: .infinity)`
+// waits for a `Retry-After` in the year 9999, which once trapped converting the wait). Each send is cancelled after one of a cycle of waits, from none (before
 // the transfer is resumed) to after the answer. Prints one line of counts and exits 0 when every send
 // ended exactly once and no task is left; 1 otherwise.
 import Foundation
@@ -69,11 +70,16 @@ let body = StubResponse(body: Data(repeating: 0x61, count: 4_096))
 let server = try LoopbackServer(port: 0, recordsRequests: false) { request in
     switch request.url?.path {
     case "/fail": return .respond(StubResponse(statusCode: 503))
+    case "/later":
+        return .respond(StubResponse(statusCode: 503, headers: ["Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"]))
     case "/whole": return .respond(body)
     default: return .trickled(body, pieces: 4, interval: 0.001)
     }
 }
-let pool = TaskPool(configuration: .init(duplicatePolicy: way == "replace" ? .replace : .join))
+let pool = TaskPool(
+    configuration: .init(
+        duplicatePolicy: way == "replace" ? .replace : .join,
+        interceptors: way == "retry-after" ? [RetryPolicy(maximumRetryAfter: .infinity)] : []))
 /// Microseconds to wait before cancelling: none (before the transfer is resumed), a yield, while
 /// connecting, while the body trickles in, after the answer.
 let waits: [UInt32] = [0, 0, 1, 0, 20, 0, 100, 0, 300, 0, 1_000, 0, 2_500, 0, 6_000, 0, 20_000]
@@ -87,6 +93,7 @@ func endpoint(_ index: Int) -> Get {
     case "deadline":
         Get(baseURL: server.baseURL, path: "i\(index)", resourceTimeout: Double(waits[index % waits.count]) / 1e6)
     case "retry": Get(baseURL: server.baseURL, path: "fail", interceptors: [RetryAlways()])
+    case "retry-after": Get(baseURL: server.baseURL, path: "later")
     default: Get(baseURL: server.baseURL, path: index % 2 == 0 ? "whole?i=\(index)" : "trickled?i=\(index)")
     }
 }
@@ -107,7 +114,14 @@ func probe(_ index: Int) async {
         tally.record(index, result)
         end.finish()
     }
-    if wait > 0 { try? await Task.sleep(nanoseconds: UInt64(wait) * 1_000) }
+    if way == "retry-after" {
+        // Until the task waits to retry (bounded): the cancel must end that wait.
+        for _ in 0..<5_000 where pool.task(id: id).map({ $0.phase == .sending || $0.phase == .preparing }) ?? false {
+            try? await Task.sleep(nanoseconds: 1_000_000)
+        }
+    } else if wait > 0 {
+        try? await Task.sleep(nanoseconds: UInt64(wait) * 1_000)
+    }
     switch way {
     case "replace": pool.send(Get(baseURL: server.baseURL, path: "replacement"), id: id) { _ in }
     case "all": pool.cancelAll()

@@ -35,7 +35,14 @@ extension Endpoint {
         let url = try validatedURL()
         var request = URLRequest(url: url)
         // A request is a GET until told otherwise; FoundationNetworking's setter compares case-insensitively.
-        if method != .get { request.httpMethod = method.rawValue }
+        let method = self.method
+        if method != .get {
+            // A method is a token: anything else (a space, a line break) would rewrite the request line.
+            guard HeaderName.isToken(method.rawValue) else {
+                throw .invalidEndpoint(url: urlString, reason: "'\(method.rawValue)' is not a valid HTTP method")
+            }
+            request.httpMethod = method.rawValue
+        }
         let seconds = self.timeout ?? timeout
         guard seconds > 0, seconds.isFinite else {
             throw .invalidEndpoint(
@@ -63,11 +70,44 @@ extension Endpoint {
     private func validatedURL() throws(NetworkError) -> URL {
         var base = baseURL.trimmingWhitespace()
         if let problem = base.withUTF8(Self.problem(ofBase:)) { throw .invalidEndpoint(url: base, reason: problem) }
-        let joined = Self.join(base, path.trimmingWhitespace())
+        let path = path.trimmingWhitespace()
+        if let segment = Self.dotSegment(inPathOf: base) ?? Self.dotSegment(inPathOf: path, isPath: true) {
+            // A `..` would be resolved on the way (`files/../../admin` reaches `/admin`): the request would go
+            // somewhere the endpoint does not name. Names taken from input belong in a path encoded as data.
+            throw .invalidEndpoint(
+                url: Self.join(base, path), reason: "the path has a '\(segment)' segment; dot segments are not sent")
+        }
+        let joined = Self.join(base, path)
         guard let url = URL(string: joined) else {
             throw .invalidEndpoint(url: joined, reason: "base URL and path do not form a valid URL")
         }
         return url
+    }
+
+    /// The first `.` or `..` segment (also written `%2e`) in the path of `text`, a base URL or, with
+    /// `isPath`, an endpoint's path; up to any `?`.
+    static func dotSegment(inPathOf text: String, isPath: Bool = false) -> String? {
+        var bytes = Substring(text).utf8[...]
+        if !isPath {
+            guard let separator = bytes.firstRange(of: "://".utf8) else { return nil }
+            bytes = bytes[separator.upperBound...]
+            bytes = bytes[(bytes.firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex)...]
+        }
+        bytes = bytes[..<(bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex)]
+        // One pass without allocating: only a segment of at most 6 bytes that starts with `.` or `%` is looked at.
+        var start = bytes.startIndex
+        while start <= bytes.endIndex {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+            let segment = bytes[start..<end]
+            if segment.count <= 6, let first = segment.first, first == UInt8(ascii: ".") || first == UInt8(ascii: "%") {
+                let text = String(decoding: segment, as: UTF8.self)
+                let decoded = text.lowercased().replacingOccurrences(of: "%2e", with: ".")
+                if decoded == "." || decoded == ".." { return text }
+            }
+            guard end < bytes.endIndex else { break }
+            start = bytes.index(after: end)
+        }
+        return nil
     }
 
     /// What is wrong with a base URL, or `nil`: it needs a scheme (a letter, then letters, digits, `+`,

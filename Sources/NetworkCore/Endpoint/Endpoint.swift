@@ -36,10 +36,12 @@ public protocol Endpoint: Sendable {
     /// Headers for this endpoint; they override the pool's default headers of the same name.
     var headers: [String: String] { get }
     /// Seconds to wait for the server to start or continue answering; `nil` uses the pool's setting.
+    /// Zero, negative, NaN or infinite: every send fails with ``NetworkError/invalidEndpoint(url:reason:)``.
     var timeout: TimeInterval? { get }
     /// A canned response body for stubs and offline mode; see ``StubTransport/sampleData(statusCode:delay:)``.
     var sampleData: Data? { get }
     /// Seconds the whole task may take, retries and waits included; `nil` uses the pool's setting.
+    /// Zero, negative, NaN or infinite: every send fails with ``NetworkError/invalidEndpoint(url:reason:)``.
     var resourceTimeout: TimeInterval? { get }
     /// Interceptors for this endpoint only; they adapt after the pool's and decide on retries before them.
     var interceptors: [any RequestInterceptor] { get }

@@ -116,7 +116,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestInterceptor {
     private func refresh(for context: AttemptContext) async -> Result<A.Credential, NetworkError> {
         if let refreshTask { return await result(of: refreshTask) }
         let now = MonotonicClock.now()
-        let window = UInt64(refreshWindow * 1_000_000_000)
+        let window = MonotonicClock.nanoseconds(refreshWindow)
         recentRefreshes.removeAll { now &- $0 > window }
         guard recentRefreshes.count < maximumRefreshes else {
             credential = nil

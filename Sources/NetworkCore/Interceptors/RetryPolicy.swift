@@ -14,7 +14,9 @@ import Foundation
 /// The wait before attempt *n + 1* is a random time between 0 and
 /// `min(maximumDelay, baseDelay × 2ⁿ⁻¹)` ("full jitter"), unless a 429 or 503 carries
 /// `Retry-After` (seconds or an HTTP date): then exactly that, if it is at most
-/// ``maximumRetryAfter``; a longer one is not waited for.
+/// ``maximumRetryAfter``; a longer one is not waited for. A connection lost after the response's
+/// head arrived (mid-body) is `networkConnectionLost`, and retried as such. Any wait, however long
+/// a setting or a server asks for, is at most 10⁹ s, and cancelling the task ends it.
 /// ```swift
 /// let pool = TaskPool(configuration: .init(interceptors: [RetryPolicy(maximumAttempts: 4, baseDelay: 0.2)]))
 /// ```
@@ -74,8 +76,10 @@ public struct RetryPolicy: RequestInterceptor {
     /// The jittered backoff before `attempt` (2 or more).
     public func delay(beforeAttempt attempt: Int) -> TimeInterval {
         let exponent = Double(max(0, attempt - 2))
-        let ceiling = min(maximumDelay, baseDelay * pow(2, exponent))
-        return ceiling > 0 ? random(0...ceiling) : 0
+        let backoff = baseDelay * pow(2, exponent)
+        guard backoff > 0, maximumDelay > 0 else { return 0 }  // NaN too
+        // At most 10⁹ s, so that a huge or infinite setting still makes a range `random` can draw from.
+        return random(0...min(maximumDelay, backoff, 1e9))
     }
 
     private func isTransient(_ failure: NetworkError) -> Bool {

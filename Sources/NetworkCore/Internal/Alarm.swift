@@ -35,6 +35,6 @@ final class Alarm: @unchecked Sendable {
     deinit { source.cancel() }
 
     private static func deadline(after seconds: TimeInterval) -> DispatchTime {
-        .now() + .nanoseconds(Int(min(max(0, seconds), 1e9) * 1e9))
+        .now() + .nanoseconds(Int(MonotonicClock.nanoseconds(seconds)))
     }
 }

@@ -13,7 +13,7 @@ enum HeaderName {
     /// earlier one); stops at the first header that cannot be sent and returns its problem.
     static func merge(_ headers: [String: String], into fields: inout [String: String]) -> Problem? {
         for (name, value) in headers {
-            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else { return .invalidName(name) }
+            guard isToken(name) else { return .invalidName(name) }
             guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
                 return .invalidValue(name: name)
             }
@@ -29,6 +29,9 @@ enum HeaderName {
         fields.reserveCapacity(headers.count)
         return merge(headers, into: &fields) == nil ? fields : nil
     }
+
+    /// Whether `text` is an HTTP token (RFC 9110 §5.6.2), as a header name or a method must be.
+    static func isToken(_ text: String) -> Bool { !text.isEmpty && text.utf8.allSatisfy(isTokenByte) }
 
     private static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {

@@ -20,6 +20,14 @@ enum MonotonicClock {
         #endif
     }
 
+    /// `seconds` as nanoseconds, for a wait or a timer: a time from a server or a configuration may be
+    /// anything, so NaN and anything not positive is 0, and anything past 10⁹ s (about 31 years) is 10⁹ s,
+    /// rather than a conversion that traps.
+    static func nanoseconds(_ seconds: Double) -> UInt64 {
+        guard seconds > 0 else { return 0 }  // NaN too
+        return UInt64(min(seconds, 1e9) * 1e9)
+    }
+
     static func seconds(from start: UInt64, to end: UInt64) -> Double {
         Double(end &- start) / 1_000_000_000
     }

@@ -111,6 +111,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let entry = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         if let error {
+            // FoundationNetworking reports a connection closed mid-body as an unknown error (-1): once the
+            // head has arrived, that is a lost connection, as transient as a reset.
+            if let urlError = error as? URLError, urlError.code == .unknown, entry.response != nil {
+                return entry.completion(.failure(URLError(.networkConnectionLost, userInfo: urlError.userInfo)))
+            }
             entry.completion(.failure(error))
         } else if let response = entry.response ?? task.response as? HTTPURLResponse {
             entry.completion(.success((entry.body, response)))

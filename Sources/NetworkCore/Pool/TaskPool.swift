@@ -35,11 +35,14 @@ public final class TaskPool: @unchecked Sendable {
         /// Reads the server's own code and message from bodies.
         public var statusReader: any ServerStatusReader
         /// Seconds to wait for the server to start or continue answering, unless the endpoint says otherwise.
+        /// Zero, negative, NaN or infinite: every send that uses it fails with
+        /// ``NetworkError/invalidEndpoint(url:reason:)``, which names the setting.
         public var requestTimeout: TimeInterval
         /// Seconds a whole task may take, retries and waits included, unless the endpoint says otherwise;
         /// `nil` for no deadline. Enforced by the pool itself (FoundationNetworking ignores
         /// `timeoutIntervalForResource`): the task ends with ``NetworkError/deadlineExceeded(seconds:)``
-        /// when the time is up, or earlier when a retry's wait would end after it.
+        /// when the time is up, or earlier when a retry's wait would end after it. Zero, negative, NaN
+        /// or infinite: every send that uses it fails with ``NetworkError/invalidEndpoint(url:reason:)``.
         public var resourceTimeout: TimeInterval?
         /// Interceptors for every request, in order: see ``RequestInterceptor`` for how they chain.
         public var interceptors: [any RequestInterceptor]
@@ -98,7 +101,7 @@ public final class TaskPool: @unchecked Sendable {
     /// How many tasks `active` has room for (for tests).
     var activeCapacity: Int { lock.withLock { active.capacity } }
     /// The transport when awaited sends without interceptors can run on it directly (see
-    /// ``run(_:endpoint:immediately:)``): a `URLSessionTransport` with no pool-wide interceptors. Decided
+    /// ``run(_:endpoint:deadline:immediately:)``): a `URLSessionTransport` with no pool-wide interceptors. Decided
     /// once, rather than cast on every send.
     private let directTransport: URLSessionTransport?
     /// The configuration's default headers checked and spelled canonically once, or `nil` when one is
@@ -189,13 +192,20 @@ public final class TaskPool: @unchecked Sendable {
 
     /// Builds the request, registers its task under the duplicate policy, and starts it unless it joined a running one.
     /// `immediately`: the caller awaits the outcome next, so the task may start sending on the caller's
-    /// thread (see ``run(_:endpoint:immediately:)``).
+    /// thread (see ``run(_:endpoint:deadline:immediately:)``).
     /// - Returns: the task, and whether the caller is to finish it (it started the task's transfer and
     ///   waits as its ``DataTask/Resumer/finisher(_:)``).
     func start(
         _ endpoint: some Endpoint, id: String?, immediately: Bool
     ) throws(NetworkError) -> (task: DataTask, finishes: Bool) {
         let request = try makeRequest(endpoint)
+        let deadline = endpoint.resourceTimeout ?? configuration.resourceTimeout
+        if let deadline, !(deadline > 0 && deadline.isFinite) {
+            throw .invalidEndpoint(
+                url: endpoint.urlString,
+                reason:
+                    "the resource timeout must be a positive, finite number of seconds (nil for none), not \(deadline)")
+        }
         let givenID = id?.isEmpty == false ? id : nil
         var taskID = givenID ?? TaskID.derive(from: request)
         var replaced: DataTask?
@@ -224,7 +234,7 @@ public final class TaskPool: @unchecked Sendable {
             return (task, true)
         }
         if let replaced { settle(replaced, with: .failure(.cancelled)) }
-        return (task, isNew && run(task, endpoint: endpoint, immediately: immediately))
+        return (task, isNew && run(task, endpoint: endpoint, deadline: deadline, immediately: immediately))
     }
 
     /// `id` with the first of ` (2)`, ` (3)`… that no running task has; call with `lock` held.
@@ -246,9 +256,8 @@ public final class TaskPool: @unchecked Sendable {
     /// called on the session's queue (unless it joined an awaited send's task whose caller has gone: a
     /// joined caller is told where the task ends).
     /// - Returns: whether the task runs as its transfer alone, which its caller finishes (see ``finish(_:with:)``).
-    private func run(_ task: DataTask, endpoint: some Endpoint, immediately: Bool) -> Bool {
+    private func run(_ task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?, immediately: Bool) -> Bool {
         log(.started, task)
-        let deadline = endpoint.resourceTimeout ?? configuration.resourceTimeout
         // Two literal closures rather than one closure value passed to either: converting a closure value
         // to a task's operation cost two allocations per task (counted with SendLoop, Docs/Performance.md).
         let runner: DataTask.Runner
@@ -333,7 +342,7 @@ public final class TaskPool: @unchecked Sendable {
     /// Reports the task once if, while sending or receiving, nothing has arrived for `threshold`
     /// seconds (at least a millisecond); otherwise sets `alarm` for when that would be.
     private func checkForStall(of task: DataTask, threshold: TimeInterval, alarm: Alarm) {
-        let limit = UInt64((threshold > 0.001 ? min(threshold, 1e9) : 0.001) * 1e9)  // NaN too: a millisecond
+        let limit = max(MonotonicClock.nanoseconds(threshold), 1_000_000)  // NaN too: a millisecond
         let (idle, watching, ended) = lock.withLock { () -> (UInt64, Bool, Bool) in
             let phase = task.storage.phase
             let ended = task.storage.hasEnded
@@ -399,7 +408,7 @@ public final class TaskPool: @unchecked Sendable {
             case .doNotRetry: return outcome
             case .fail(let error): return .failure(error)
             case .retry(let delay):
-                let wait = max(0, delay)
+                let wait = delay > 0 ? delay : 0  // NaN too
                 // The next attempt could not start before the deadline: say so now rather than wait for it.
                 if let deadline, task.elapsed + wait >= deadline {
                     return .failure(.deadlineExceeded(seconds: deadline))
@@ -411,7 +420,7 @@ public final class TaskPool: @unchecked Sendable {
                 }
                 log(.retrying, task, error: failure, delay: wait)
                 if wait > 0 {
-                    do { try await Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000)) } catch {
+                    do { try await Task.sleep(nanoseconds: MonotonicClock.nanoseconds(wait)) } catch {
                         return .failure(.cancelled)
                     }
                 }

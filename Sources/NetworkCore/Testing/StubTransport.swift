@@ -47,7 +47,7 @@ public struct StubTransport: Transport {
     /// Waits, asks the responder, and returns its answer as a real `HTTPURLResponse`.
     public func send(_ request: URLRequest, context: TransportContext) async throws -> (Data, HTTPURLResponse) {
         if delay > 0 {
-            try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+            try await Task.sleep(nanoseconds: MonotonicClock.nanoseconds(delay))
         }
         try Task.checkCancellation()
         let stub = try await responder(request, context)
