@@ -26,7 +26,14 @@ public struct ChildProcess: Sendable {
         _ name: String, _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60
     ) async throws -> ChildProcess {
         guard let binary = binary(name) else { throw MissingBinary(name: name) }
-        return try await withCheckedThrowingContinuation { continuation in
+        return try await run(at: binary, arguments, environment: environment, timeout: timeout)
+    }
+
+    /// Runs the executable at `binary`, as ``run(_:_:environment:timeout:)`` does.
+    public static func run(
+        at binary: URL, _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60
+    ) async throws -> ChildProcess {
+        try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 continuation.resume(
                     with: Result {

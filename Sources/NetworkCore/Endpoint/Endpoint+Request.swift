@@ -89,8 +89,9 @@ extension Endpoint {
     static func dotSegment(inPathOf text: String, isPath: Bool = false) -> String? {
         var bytes = Substring(text).utf8[...]
         if !isPath {
-            guard let separator = bytes.firstRange(of: "://".utf8) else { return nil }
-            bytes = bytes[separator.upperBound...]
+            var contiguous = text  // `withUTF8` needs a mutable string; a native one is not copied
+            guard let separator = contiguous.withUTF8(URLParts.schemeSeparator(in:)) else { return nil }
+            bytes = bytes.dropFirst(separator + 3)
             bytes = bytes[(bytes.firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex)...]
         }
         bytes = bytes[..<(bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex)]

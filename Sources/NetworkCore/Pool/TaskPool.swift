@@ -266,7 +266,9 @@ public final class TaskPool: @unchecked Sendable {
         } else {
             runner = .task(
                 immediately
-                    ? Task.immediate { [self] in await performAndSettle(task, endpoint: endpoint, deadline: deadline) }
+                    ? Self.startImmediately { [self] in
+                        await performAndSettle(task, endpoint: endpoint, deadline: deadline)
+                    }
                     : Task { [self] in await performAndSettle(task, endpoint: endpoint, deadline: deadline) })
         }
         let watchdog = deadline.map { seconds in
@@ -289,6 +291,19 @@ public final class TaskPool: @unchecked Sendable {
         }
         if case .transfer = runner { return true }
         return false
+    }
+
+    /// A Swift task running `operation` on the calling thread until its first wait, where the platform
+    /// has `Task.immediate` (Swift 6.2; macOS, iOS, tvOS and watchOS 26); elsewhere an ordinary task.
+    private static func startImmediately(
+        _ operation: sending @escaping @isolated(any) () async -> Void
+    ) -> Task<Void, Never> {
+        #if compiler(>=6.2)
+            if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+                return Task.immediate(operation: operation)
+            }
+        #endif
+        return Task(operation: operation)
     }
 
     /// The runner's work: the call, then the task's end with its outcome.
