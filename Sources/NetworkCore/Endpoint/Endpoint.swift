@@ -45,6 +45,8 @@ public protocol Endpoint: Sendable {
     var resourceTimeout: TimeInterval? { get }
     /// Interceptors for this endpoint only; they adapt after the pool's and decide on retries before them.
     var interceptors: [any RequestInterceptor] { get }
+    /// Which redirects this endpoint's requests follow; `nil` uses the pool's ``TaskPool/Configuration/redirectPolicy``.
+    var redirectPolicy: RedirectPolicy? { get }
     /// Whether credentials are applied and renewed for this endpoint; `false` for calls such as login. Default `true`.
     var requiresAuthentication: Bool { get }
     /// The service its calls belong to, shown in the pool's task table; by default the endpoint type's name.
@@ -66,6 +68,8 @@ extension Endpoint {
     public var resourceTimeout: TimeInterval? { nil }
     /// None.
     public var interceptors: [any RequestInterceptor] { [] }
+    /// The pool's redirect policy.
+    public var redirectPolicy: RedirectPolicy? { nil }
     /// `true`.
     public var requiresAuthentication: Bool { true }
     /// The endpoint type's name, e.g. `"MovieEndpoint"`.

@@ -47,6 +47,8 @@ public struct ModifiedEndpoint<Base: Endpoint>: Endpoint {
     public var resourceTimeout: TimeInterval? { base.resourceTimeout }
     /// The base endpoint's interceptors.
     public var interceptors: [any RequestInterceptor] { base.interceptors }
+    /// The base endpoint's redirect policy.
+    public var redirectPolicy: RedirectPolicy? { base.redirectPolicy }
     /// Whether the base endpoint requires authentication.
     public var requiresAuthentication: Bool { base.requiresAuthentication }
     /// The base endpoint's service.

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 
-/// Calls a handler on a global queue when a time comes, unless cancelled first; the handler may
+/// Calls a handler on the pool's timer queue when a time comes, unless cancelled first; the handler may
 /// set it again. Cancelling frees the timer and its handler at once.
 ///
 /// A task's deadline and stall checks use this rather than a Swift task that sleeps: a cancelled
@@ -14,13 +14,17 @@ final class Alarm: @unchecked Sendable {
 
     /// Sets the alarm for `seconds` from now; at once if `seconds` is not positive.
     init(after seconds: TimeInterval, handler: @escaping @Sendable (Alarm) -> Void) {
-        source = DispatchSource.makeTimerSource(queue: .global())
+        source = DispatchSource.makeTimerSource(queue: Self.queue)
         source.setEventHandler { [weak self] in
             if let self { handler(self) }
         }
         source.schedule(deadline: Self.deadline(after: seconds))
         source.activate()
     }
+
+    /// Where every alarm's handler runs: a queue of NetworkCore's own, so that work others queue on the
+    /// global queues (or a platform call blocking their threads) does not hold up a deadline.
+    private static let queue = DispatchQueue(label: "NetworkCore.alarms", qos: .userInitiated, attributes: .concurrent)
 
     /// Sets it again, for `seconds` from now.
     func set(after seconds: TimeInterval) {

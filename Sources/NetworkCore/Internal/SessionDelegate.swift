@@ -15,14 +15,24 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     // @unchecked Sendable: all mutable state is in `tasks`, a `Locked`.
     typealias Completion = @Sendable (Result<(Data, HTTPURLResponse), any Error>) -> Void
 
-    /// A running task's answer so far. A class, so that each event finds it with one lookup and
+    /// A running transfer's answer so far. A class, so that each event finds it with one lookup and
     /// changes it in place: a struct in the dictionary was copied out and back for every field set.
-    private final class Entry: @unchecked Sendable {
-        // @unchecked Sendable: `body` and `response` are read and written only under `tasks`' lock.
+    final class Entry: @unchecked Sendable {
+        // @unchecked Sendable: every `var` is read and written only under `tasks`' lock.
+        /// The `URLSessionTask` carrying the transfer now, once ``start(_:in:context:completion:)`` has made it:
+        /// a redirect the delegate follows itself replaces it.
+        var task: URLSessionTask?
+        /// Cancelled by ``Transfer/cancel()``: no further task is started for it.
+        var cancelled = false
+        /// The request to send once the current task has delivered its redirect response (see
+        /// ``urlSession(_:task:willPerformHTTPRedirection:newRequest:completionHandler:)``).
+        var followUp: URLRequest?
         var body = Data()
         var response: HTTPURLResponse?
         /// The body's length as the response announced it, or 0.
         var expectedLength = 0
+        /// Redirects so far.
+        var hops = 0
         let context: TransportContext
         let completion: Completion
 
@@ -33,14 +43,48 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     private let tasks = Locked<[Int: Entry]>([:])
+    /// Where transfers are cancelled and follow-up tasks started: `URLSessionTask.cancel()` and
+    /// `URLSession.dataTask(with:)` wait for the session's queue, so they run on a queue of the
+    /// transport's own, never on the session's queue, a caller's thread or a shared global queue, where
+    /// the wait would hold up the pool's deadline timers and everything else queued there.
+    let control = DispatchQueue(label: "NetworkCore.URLSessionTransport.control")
 
-    func register(_ task: URLSessionTask, context: TransportContext, completion: @escaping Completion) {
+    /// Starts a transfer of `request` in `session`, reporting to `context`, and returns at once: the task
+    /// is made and resumed on ``control``, since both wait for the session's queue, which a busy session
+    /// (a large answer, thousands of headers) can hold for seconds; the caller, and with it the pool's
+    /// deadline for the task, must not wait with it.
+    func start(
+        _ request: URLRequest, in session: URLSession, context: TransportContext, completion: @escaping Completion
+    ) -> Entry {
         let entry = Entry(context: context, completion: completion)
-        tasks.withLock { $0[task.taskIdentifier] = entry }
+        control.async { [self] in send(request, for: entry, in: session) }
+        return entry
     }
 
-    private func context(of task: URLSessionTask) -> TransportContext? {
-        tasks.withLock { $0[task.taskIdentifier]?.context }
+    /// Sends `request` as the entry's task, unless the entry was cancelled first; call on ``control``.
+    private func send(_ request: URLRequest, for entry: Entry, in session: URLSession) {
+        let task = session.dataTask(with: request)
+        let cancelled = tasks.withLock { tasks in
+            guard !entry.cancelled else { return true }
+            entry.task = task
+            entry.followUp = nil
+            entry.response = nil
+            entry.body = Data()
+            tasks[task.taskIdentifier] = entry
+            return false
+        }
+        if cancelled { return entry.completion(.failure(URLError(.cancelled))) }
+        task.resume()
+    }
+
+    /// Cancels the entry's current task, and any task it would start, on ``control``.
+    func cancel(_ entry: Entry) {
+        let task = tasks.withLock { _ in
+            entry.cancelled = true
+            return entry.task
+        }
+        // A task not made yet is not made: `send` sees the entry cancelled, on the same serial queue.
+        if let task { control.async { task.cancel() } }
     }
 
     func urlSession(
@@ -78,8 +122,29 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        context(of: task)?.didRedirect(statusCode: response.statusCode, to: request.url)
-        completionHandler(request)
+        let entry = tasks.withLock { tasks -> (Entry, Int)? in
+            guard let entry = tasks[task.taskIdentifier] else { return nil }
+            entry.hops += 1
+            return (entry, entry.hops)
+        }
+        // The request that was redirected: the platform's proposed next request is not trusted with method,
+        // body or headers (FoundationNetworking drops a 307's body and keeps credentials on another host).
+        guard let (entry, hop) = entry, let previous = task.currentRequest ?? task.originalRequest else {
+            return completionHandler(nil)
+        }
+        let policy = entry.context.redirectPolicy
+        guard policy.allows(hop: hop, from: previous.url, to: request.url) else { return completionHandler(nil) }
+        entry.context.didRedirect(statusCode: response.statusCode, to: request.url)
+        let next = RedirectPolicy.nextRequest(after: previous, statusCode: response.statusCode, proposed: request)
+        #if canImport(FoundationNetworking)
+            // FoundationNetworking sends a followed redirect without a body: a 307 or 308 that keeps one is
+            // not followed by it, but sent again as a task of its own once this one has ended.
+            if let body = next.httpBody, !body.isEmpty {
+                tasks.withLock { _ in entry.followUp = next }
+                return completionHandler(nil)
+            }
+        #endif
+        completionHandler(next)
     }
 
     func urlSession(
@@ -99,9 +164,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             }
             if let answered, let response = answered.response {
                 answered.completion(.success((answered.body, response)))
-                DispatchQueue.global().async { completionHandler(.cancelAuthenticationChallenge, nil) }
+                control.async { completionHandler(.cancelAuthenticationChallenge, nil) }
             } else {
-                DispatchQueue.global().async { completionHandler(.performDefaultHandling, nil) }
+                control.async { completionHandler(.performDefaultHandling, nil) }
             }
         #else
             completionHandler(.performDefaultHandling, nil)
@@ -110,6 +175,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let entry = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        if error == nil, let followUp = tasks.withLock({ _ in entry.followUp }) {
+            return control.async { [self] in send(followUp, for: entry, in: session) }
+        }
         if let error {
             // FoundationNetworking reports a connection closed mid-body as an unknown error (-1): once the
             // head has arrived, that is a lost connection, as transient as a reset.

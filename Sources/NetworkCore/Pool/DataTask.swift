@@ -113,6 +113,8 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         var openAttempt: (number: Int, bytesSent: Int)?
         var attemptTimings = InlineFirstList<TaskTimings.Attempt>()
         var bytesReceived = 0
+        /// Redirects followed, in every attempt.
+        var redirects = 0
         /// When the task ended; set with `outcome`, in `TaskPool.end`, the one place a task ends.
         var endTime: UInt64?
         var outcome: Outcome?
@@ -193,6 +195,9 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     /// Body bytes received so far.
     public var bytesReceived: Int { lock.withLock { storage.bytesReceived } }
 
+    /// Redirects followed so far, in every attempt.
+    public var redirects: Int { lock.withLock { storage.redirects } }
+
     /// When the task ended, or `nil` while it runs: ``startDate`` plus the task's monotonic duration
     /// (``elapsed``), so a change of the system clock while it ran does not show.
     public var endDate: Date? { lock.withLock { storage.endTime }.map { startDate.addingTimeInterval(offset($0)) } }
@@ -233,12 +238,13 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
 
     /// The task as a row of data: id, service, method, redacted URL, phase, attempt, elapsed, bytes.
     public var snapshot: TaskSnapshot {
-        let (phase, attempts, bytes) = lock.withLock {
-            (storage.hasEnded ? .ended : storage.phase, storage.attempts, storage.bytesReceived)
+        let (phase, attempts, bytes, redirects) = lock.withLock {
+            (storage.hasEnded ? .ended : storage.phase, storage.attempts, storage.bytesReceived, storage.redirects)
         }
         return TaskSnapshot(
             id: id, service: service, method: method, url: Redactor.default.redact(request.url),
-            phase: phase.description, attempt: attempts, elapsed: elapsed, bytesReceived: bytes, startDate: startDate)
+            phase: phase.description, attempt: attempts, redirects: redirects, elapsed: elapsed, bytesReceived: bytes,
+            startDate: startDate)
     }
 
     /// Seconds from the task's start to a monotonic time.

@@ -48,6 +48,9 @@ public final class TaskPool: @unchecked Sendable {
         public var interceptors: [any RequestInterceptor]
         /// The most attempts any task makes, whatever its interceptors decide: a guard against loops.
         public var maximumAttempts: Int
+        /// Which redirects tasks follow, unless the endpoint says otherwise: ``RedirectPolicy/follow`` by
+        /// default. Credentials never follow a redirect to another origin, whatever the policy.
+        public var redirectPolicy: RedirectPolicy
         /// Seconds without a byte, while sending or receiving, after which a task is reported once
         /// as ``TaskEvent/Kind/stalled`` with its row; `nil` (the default) turns the detector off. A threshold
         /// under a millisecond (zero, negative, NaN) counts as a millisecond.
@@ -71,7 +74,8 @@ public final class TaskPool: @unchecked Sendable {
             resourceTimeout: TimeInterval? = nil,
             interceptors: [any RequestInterceptor] = [],
             maximumAttempts: Int = 10,
-            stallThreshold: TimeInterval? = nil
+            stallThreshold: TimeInterval? = nil,
+            redirectPolicy: RedirectPolicy = .follow
         ) {
             self.transport = transport
             self.defaultHeaders = defaultHeaders
@@ -84,6 +88,7 @@ public final class TaskPool: @unchecked Sendable {
             self.interceptors = interceptors
             self.maximumAttempts = maximumAttempts
             self.stallThreshold = stallThreshold
+            self.redirectPolicy = redirectPolicy
         }
     }
 
@@ -478,7 +483,10 @@ public final class TaskPool: @unchecked Sendable {
     /// The context a transport sends the task's request with: its progress goes to the task. It
     /// shares the task's endpoint, rather than boxing the endpoint again for every attempt.
     private func context(of task: DataTask) -> TransportContext {
-        TransportContext(taskID: task.id, endpoint: task.endpoint) { [self] progress in record(progress, of: task) }
+        TransportContext(
+            taskID: task.id, endpoint: task.endpoint,
+            redirectPolicy: task.endpoint.redirectPolicy ?? configuration.redirectPolicy
+        ) { [self] progress in record(progress, of: task) }
     }
 
     /// Marks the start of an attempt on the task; returns the attempt's number.
@@ -544,6 +552,7 @@ public final class TaskPool: @unchecked Sendable {
             let running = lock.withLock { () -> Bool in
                 guard !task.storage.hasEnded else { return false }
                 task.storage.lastProgress = MonotonicClock.now()
+                task.storage.redirects += 1
                 return true
             }
             // A transport may still report after a cancel or the deadline; the task's events have ended.

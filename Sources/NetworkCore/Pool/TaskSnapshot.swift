@@ -18,6 +18,8 @@ public struct TaskSnapshot: Hashable, Sendable, Codable {
     public let phase: String
     /// The attempt, from 1.
     public let attempt: Int
+    /// Redirects followed so far, in every attempt.
+    public let redirects: Int
     /// Seconds since it was queued.
     public let elapsed: TimeInterval
     /// Body bytes received so far, in this attempt and earlier ones.
@@ -25,13 +27,13 @@ public struct TaskSnapshot: Hashable, Sendable, Codable {
     /// When it was queued.
     public let startDate: Date
 
-    /// The row as table cells: id, service, method, url, state, attempt, elapsed ms, bytes.
+    /// The row as table cells: id, service, method, url, state, attempt, redirects, elapsed ms, bytes.
     var cells: [String] {
         [
-            id, service, method, url, phase, String(attempt), String(Int((elapsed * 1000).rounded())),
-            String(bytesReceived),
+            id, service, method, url, phase, String(attempt), String(redirects),
+            String(Int((elapsed * 1000).rounded())), String(bytesReceived),
         ]
     }
 
-    static let header = ["id", "service", "method", "url", "state", "attempt", "elapsed ms", "bytes"]
+    static let header = ["id", "service", "method", "url", "state", "attempt", "redirects", "elapsed ms", "bytes"]
 }

@@ -30,14 +30,19 @@ public struct TransportContext: Sendable {
     public let taskID: String
     /// The endpoint the request was built from, for transports that answer from ``Endpoint/sampleData``.
     public let endpoint: (any Endpoint)?
+    /// Which redirects to follow, and how (see ``RedirectPolicy``); a transport that follows redirects
+    /// must honour it.
+    public let redirectPolicy: RedirectPolicy
     private let onProgress: @Sendable (Progress) -> Void
 
     /// Creates a context; `onProgress` receives what the transport reports.
     public init(
-        taskID: String, endpoint: (any Endpoint)? = nil, onProgress: @escaping @Sendable (Progress) -> Void = { _ in }
+        taskID: String, endpoint: (any Endpoint)? = nil, redirectPolicy: RedirectPolicy = .follow,
+        onProgress: @escaping @Sendable (Progress) -> Void = { _ in }
     ) {
         self.taskID = taskID
         self.endpoint = endpoint
+        self.redirectPolicy = redirectPolicy
         self.onProgress = onProgress
     }
 

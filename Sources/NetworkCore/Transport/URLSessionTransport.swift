@@ -75,24 +75,24 @@ public final class URLSessionTransport: Transport {
     )
         -> Transfer
     {
-        let task = session.dataTask(with: request)
-        delegate.register(task, context: context, completion: completion)
-        task.resume()
-        return Transfer(task: task)
+        Transfer(
+            entry: delegate.start(request, in: session, context: context, completion: completion), delegate: delegate)
     }
 }
 
 /// A request started by ``URLSessionTransport/start(_:context:completion:)``.
 struct Transfer: Sendable {
-    let task: URLSessionDataTask
+    let entry: SessionDelegate.Entry
+    let delegate: SessionDelegate
 
     /// Cancels the request; its completion gets `URLError(.cancelled)` unless it has had its answer.
     ///
     /// Not on the calling thread: this may run where a Swift task's status is locked (a cancellation
     /// handler) or on the session's own queue, and `URLSessionTask.cancel()` waits for that queue, where
-    /// a delegate call may be resuming this very task.
+    /// a delegate call may be resuming this very task. It runs on the transport's own control queue (see
+    /// ``SessionDelegate/control``), so that the wait holds up nothing else.
     func cancel() {
-        DispatchQueue.global().async { task.cancel() }
+        delegate.cancel(entry)
     }
 }
 

@@ -1,0 +1,99 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Which redirects a task follows: set per pool (``TaskPool/Configuration/redirectPolicy``), per
+/// endpoint (``Endpoint/redirectPolicy``), the endpoint's winning.
+///
+/// Whatever the policy, a followed redirect is safe:
+/// - to another origin (scheme, host or port), the request loses its credentials: `Authorization`,
+///   `Proxy-Authorization`, `Cookie` and every header ``Redactor`` counts as sensitive (`X-Api-Key`,
+///   `X-Auth-Token`…), as browsers, curl and OkHttp do;
+/// - 307 and 308 keep the method and the body (RFC 9110 §15.4.8, §15.4.9); 301 and 302 turn a
+///   `POST` into a `GET` without body, as browsers do, and 303 turns every method but `HEAD` into a
+///   `GET` without body.
+///
+/// Each hop is a ``TaskEvent/Kind/redirected`` event, and the task's row counts them (``TaskSnapshot/redirects``).
+/// A redirect that is not followed ends the task with the 3xx response itself
+/// (``NetworkError/httpStatus(_:)`` unless ``Validation`` accepts it).
+public struct RedirectPolicy: Hashable, Sendable, CustomStringConvertible {
+    private enum Rule: Hashable, Sendable {
+        case follow, sameOrigin, never
+    }
+
+    private let rule: Rule
+    /// The most redirects followed in one attempt; the next one is not followed.
+    public let maximumHops: Int
+
+    /// Follows redirects to any origin, up to `maximumHops` (credentials stay behind when the origin changes).
+    public static func follow(maximumHops: Int = 10) -> RedirectPolicy {
+        RedirectPolicy(rule: .follow, maximumHops: maximumHops)
+    }
+
+    /// Follows every redirect, up to 10 hops; the default.
+    public static let follow = RedirectPolicy.follow()
+
+    /// Follows redirects only within the request's origin (same scheme, host and port), up to 10 hops.
+    public static let sameOrigin = RedirectPolicy(rule: .sameOrigin, maximumHops: 10)
+
+    /// Follows no redirect: the task ends with the 3xx response.
+    public static let never = RedirectPolicy(rule: .never, maximumHops: 0)
+
+    /// `"follow"`, `"same origin"` or `"never"`.
+    public var description: String {
+        switch rule {
+        case .follow: maximumHops == 10 ? "follow" : "follow (at most \(maximumHops) hops)"
+        case .sameOrigin: "same origin"
+        case .never: "never"
+        }
+    }
+
+    /// Whether to follow hop number `hop` (from 1) from `from` to `to`.
+    func allows(hop: Int, from: URL?, to: URL?) -> Bool {
+        guard hop <= maximumHops else { return false }
+        switch rule {
+        case .follow: return true
+        case .sameOrigin: return Self.origin(of: from) != nil && Self.origin(of: from) == Self.origin(of: to)
+        case .never: return false
+        }
+    }
+
+    /// Scheme, host and port (the scheme's default when none is written), lowercased: what a credential is
+    /// scoped to. `nil` for a URL without scheme or host.
+    static func origin(of url: URL?) -> String? {
+        guard let url, let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(), !host.isEmpty else {
+            return nil
+        }
+        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
+        return "\(scheme)://\(host):\(port)"
+    }
+
+    /// The request to send for a redirect with `statusCode` from `previous`, given `proposed` (the platform's
+    /// own next request, whose method, body and headers are not trusted): method and body by the status,
+    /// credentials dropped when the origin changes.
+    static func nextRequest(after previous: URLRequest, statusCode: Int, proposed: URLRequest) -> URLRequest {
+        var next = previous
+        next.url = proposed.url
+        let method = (previous.httpMethod ?? "GET").uppercased()
+        switch statusCode {
+        case 307, 308:
+            break  // method and body as they were
+        case 303 where method != "HEAD", 301 where method == "POST", 302 where method == "POST":
+            next.httpMethod = "GET"
+            next.httpBody = nil
+            for name in ["Content-Type", "Content-Length", "Content-Encoding"] {
+                next.setValue(nil, forHTTPHeaderField: name)
+            }
+        default:
+            break
+        }
+        if origin(of: previous.url) == nil || origin(of: previous.url) != origin(of: next.url) {
+            for name in (next.allHTTPHeaderFields ?? [:]).keys where Redactor.default.isSensitive(name) {
+                next.setValue(nil, forHTTPHeaderField: name)
+            }
+        }
+        return next
+    }
+}
