@@ -18,11 +18,14 @@ let package = Package(
         // An HTTP/1.1 server on 127.0.0.1 for integration tests; not a product.
         .target(name: "LoopbackServer", dependencies: ["NetworkCore"], path: "Tests/LoopbackServer"),
         // Cancels sends at every point of their life, in a child process of `EarlyCancelTests`.
-        .executableTarget(name: "CancelProbe", dependencies: ["NetworkCore", "LoopbackServer"], path: "Tests/CancelProbe"),
+        .executableTarget(
+            name: "CancelProbe", dependencies: ["NetworkCore", "LoopbackServer"], path: "Tests/CancelProbe"),
         .testTarget(
             name: "NetworkCoreTests",
             dependencies: ["NetworkCore", "LoopbackServer", "FoundationNetworkingFixes", "CancelProbe"]),
-        .testTarget(name: "MovieDBTests", dependencies: ["MovieDB", "NetworkCore", "LoopbackServer", "Playground"]),
+        .testTarget(
+            name: "MovieDBTests", dependencies: ["MovieDB", "NetworkCore", "LoopbackServer", "Playground"],
+            resources: [.copy("Resources/Captures")]),
     ],
     swiftLanguageModes: [.v6]
 )

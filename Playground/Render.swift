@@ -60,7 +60,10 @@ enum Render {
         if let server = error.serverError, server.code != nil || server.message != nil {
             var line = "error: TMDB"
             if let code = server.code { line += " status_code \(code)" }
-            if let message = server.message { line += ": status_message \"\(message)\"" }
+            // A message without a code is TMDB's other shape, `{"errors": […]}`, its messages joined by "; ".
+            if let message = server.message {
+                line += server.code == nil ? ": \"\(message)\"" : ": status_message \"\(message)\""
+            }
             return line + " (HTTP \(server.statusCode))"
         }
         return "error: \(error.localizedDescription)"

@@ -129,7 +129,7 @@ struct FixtureTests {
         ])
     func errorFixtures(name: TMDBFixtures.Name, code: Int) throws {
         let data = try #require(TMDBFixtures.data(name))
-        let status = try #require(JSONStatusReader().status(in: data))
+        let status = try #require(JSONStatusReader.tmdb.status(in: data))
         #expect(status.code == code)
         #expect(status.success == false)
         #expect(status.message?.isEmpty == false)

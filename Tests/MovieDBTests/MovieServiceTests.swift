@@ -129,12 +129,18 @@ struct MovieServiceTests {
         #expect(!error.localizedDescription.contains(key) || ["invalid", "read-only", "rate-limited"].contains(key))
     }
 
-    @Test("an invalid page is TMDB's code 22")
+    @Test("a page below 1 is TMDB's code 22; past 500, its validation error with the server's message")
     func invalidPage() async throws {
         let error = try #require(
-            await failure { () async throws(NetworkError) in try await service().popular(page: 501) })
+            await failure { () async throws(NetworkError) in try await service().popular(page: 0) })
         #expect(error.statusCode == 400)
         #expect(error.serverError?.code == 22)
+        let past = try #require(
+            await failure { () async throws(NetworkError) in try await service().popular(page: 501) })
+        #expect(past.statusCode == 422)
+        #expect(past.serverError?.code == nil)
+        #expect(past.serverError?.message == "page must be less than or equal to 500")
+        #expect(past.localizedDescription.contains("page must be less than or equal to 500"))
     }
 
     @Test("services with different environments or credentials share one pool: each call runs, with its own answer")
@@ -147,7 +153,8 @@ struct MovieServiceTests {
                 environment: .staging(baseURL: "https://staging.example/3"), credential: .apiKey(OfflineTMDB.apiKey)))
         let otherKey = MovieService(pool: pool, configuration: TMDBConfiguration(credential: .apiKey("invalid")))
         let token = MovieService(pool: pool, configuration: TMDBConfiguration(credential: .readAccessToken("tok-A")))
-        let otherToken = MovieService(pool: pool, configuration: TMDBConfiguration(credential: .readAccessToken("expired-tok-B")))
+        let otherToken = MovieService(
+            pool: pool, configuration: TMDBConfiguration(credential: .readAccessToken("expired-tok-B")))
         let ids = [production, staging, otherKey, token, otherToken].map { $0.taskID(for: .nowPlaying(page: 1)) }
         #expect(Set(ids).count == 5)
         #expect(!ids.contains { $0.contains("tok-") || $0.contains(OfflineTMDB.apiKey) || $0.contains("invalid") })

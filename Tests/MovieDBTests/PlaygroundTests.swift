@@ -90,9 +90,16 @@ struct PlaygroundBinaryTests {
     @Test(
         "an API error exits 1 with one stderr line naming TMDB's status_code and status_message",
         arguments: [
-            (["details", "--id", "999999"], "status_code 34", "The resource you requested could not be found."),
-            (["login", "--username", "demo", "--password", "x"], "status_code 30", "Invalid username and/or password"),
-            (["popular", "--page", "501"], "status_code 22", "Invalid page"),
+            (
+                ["details", "--id", "999999"], "status_code 34",
+                "status_message \"The resource you requested could not be found."
+            ),
+            (
+                ["login", "--username", "demo", "--password", "x"], "status_code 30",
+                "status_message \"Invalid username and/or password"
+            ),
+            // TMDB's other error shape: HTTP 422 with an `errors` array, shown as the server wrote it.
+            (["popular", "--page", "501"], "(HTTP 422)", "TMDB: \"page must be less than or equal to 500\""),
         ])
     func apiErrors(arguments: [String], code: String, message: String) async throws {
         let run = try await PlaygroundRun.run(arguments)
@@ -101,7 +108,7 @@ struct PlaygroundBinaryTests {
         let lines = run.errors.split(separator: "\n")
         #expect(lines.count == 1)
         #expect(run.errors.contains(code))
-        #expect(run.errors.contains("status_message \"\(message)"))
+        #expect(run.errors.contains(message), "\(run.errors)")
     }
 
     @Test(

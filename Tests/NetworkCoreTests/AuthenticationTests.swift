@@ -360,7 +360,8 @@ struct AuthenticationTests {
                 transport: StubTransport { request, _ in
                     request.value(forHTTPHeaderField: "X-Session") == "session-2"
                         ? .json(#"{"success": true}"#) : .json(#"{"success": false, "status_code": 3}"#)
-                }, interceptors: [interceptor]))
+                }, statusReader: JSONStatusReader(codeKeys: ["status_code"], successKey: "success"),
+                interceptors: [interceptor]))
         #expect(try await pool.send(TestEndpoint()).statusCode == 200)
         #expect(await interceptor.refreshCount == 1)
     }

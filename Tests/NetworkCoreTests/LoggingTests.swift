@@ -25,7 +25,7 @@ struct LoggingTests {
     func failureEvents() async throws {
         let logger = InMemoryLogger()
         let pool = TaskPool.stubbed(delay: 0.05, logger: logger) { request, _ in
-            .json(#"{"status_message": "gone"}"#, statusCode: 404)
+            .json(#"{"message": "gone"}"#, statusCode: 404)
         }
         _ = try? await pool.send(TestEndpoint(), id: "a")
         let failed = try #require(logger.events.last)

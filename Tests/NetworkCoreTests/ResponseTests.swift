@@ -7,9 +7,14 @@ import Testing
     import FoundationNetworking
 #endif
 
+/// A reader for a server that, like TheMovieDB, states `status_code`, `status_message` and a `success`
+/// flag that may be `false` on a 2xx.
+let flaggingReader = JSONStatusReader(
+    codeKeys: ["status_code", "code"], messageKeys: ["status_message", "message"], successKey: "success")
+
 /// Counts how often the body is actually parsed for a server status.
 final class CountingReader: ServerStatusReader, @unchecked Sendable {  // `parses` is a thread-safe Counter.
-    let base = JSONStatusReader()
+    let base = flaggingReader
     let parses = Counter()
 
     func status(in body: Data) -> ServerStatus? {
@@ -23,7 +28,7 @@ final class CountingReader: ServerStatusReader, @unchecked Sendable {  // `parse
 @Suite("Responses and errors")
 struct ResponseTests {
     func pool(
-        reader: any ServerStatusReader = JSONStatusReader(), validation: Validation = .default,
+        reader: any ServerStatusReader = flaggingReader, validation: Validation = .default,
         _ responder: @escaping StubTransport.Responder
     ) -> TaskPool {
         TaskPool(
@@ -31,7 +36,7 @@ struct ResponseTests {
                 transport: StubTransport(responder: responder), validation: validation, statusReader: reader))
     }
 
-    func failure(_ pool: TaskPool, _ endpoint: TestEndpoint = TestEndpoint()) async -> NetworkError? {
+    func failure(_ pool: TaskPool, _ endpoint: some Endpoint = TestEndpoint()) async -> NetworkError? {
         do {
             _ = try await pool.send(endpoint)
             return nil
@@ -208,15 +213,56 @@ struct ResponseTests {
         #expect(JSONStatusReader().status(in: Data(body.utf8)) == nil)
     }
 
-    @Test("the status reader reads common shapes")
+    @Test("the default reader reads common error shapes, and no success flag: a success body is never read")
     func readerShapes() {
         let reader = JSONStatusReader()
         #expect(reader.status(in: Data(#"{"code": 5, "message": "m"}"#.utf8)) == ServerStatus(code: 5, message: "m"))
         #expect(reader.status(in: Data(#"{"code": "12", "error": "e"}"#.utf8)) == ServerStatus(code: 12, message: "e"))
-        #expect(reader.status(in: Data(#" {"success": false}"#.utf8)) == ServerStatus(success: false))
+        #expect(
+            reader.status(in: Data(#"{"errors": ["page must be less than or equal to 500", "x"]}"#.utf8))
+                == ServerStatus(message: "page must be less than or equal to 500; x"))
+        #expect(reader.status(in: Data(#" {"success": false}"#.utf8)) == nil)
+        #expect(reader.status(in: Data(#"{"status_code": 7, "status_message": "TMDB's"}"#.utf8)) == nil)
         #expect(reader.status(in: Data(#"{"code": {"nested": 1}, "message": 3}"#.utf8)) == nil)
-        #expect(reader.mayDescribeFailure(Data(#"{"success":false}"#.utf8)))
-        #expect(!reader.mayDescribeFailure(Data(#"{"results": []}"#.utf8)))
+        #expect(!reader.mayDescribeFailure(Data(#"{"success":false}"#.utf8)))
+        #expect(flaggingReader.status(in: Data(#" {"success": false}"#.utf8)) == ServerStatus(success: false))
+        #expect(flaggingReader.mayDescribeFailure(Data(#"{"success":false}"#.utf8)))
+        #expect(!flaggingReader.mayDescribeFailure(Data(#"{"results": []}"#.utf8)))
+    }
+
+    @Test("a 2xx that says it failed passes with the default reader: the core reads no server's conventions")
+    func defaultReaderReadsNoSuccessFlag() async throws {
+        let body = #"{"success": false, "status_code": 30, "status_message": "Invalid username and/or password."}"#
+        let pool = TaskPool(configuration: .init(transport: StubTransport { _, _ in .json(body) }))
+        let response = try await pool.send(TestEndpoint())
+        #expect(response.statusCode == 200)
+        #expect(!response.isServerRefusal)
+    }
+
+    @Test("setting successKey after the reader is made takes effect: a refusal is not let through")
+    func successKeySetLater() async throws {
+        var reader = JSONStatusReader()
+        reader.successKey = "ok"
+        #expect(reader.mayDescribeFailure(Data(#"{"ok": false}"#.utf8)))
+        let pool = pool(reader: reader) { _, _ in .json(#"{"ok": false, "message": "nope"}"#) }
+        let error = try #require(await failure(pool))
+        guard case .serverRefused = error else {
+            Issue.record("expected serverRefused, got \(error)")
+            return
+        }
+        #expect(error.serverError?.message == "nope")
+        reader.successKey = nil
+        #expect(!reader.mayDescribeFailure(Data(#"{"ok": false}"#.utf8)))
+    }
+
+    @Test("an endpoint's own reader wins over the pool's")
+    func endpointReader() async throws {
+        let pool = TaskPool(
+            configuration: .init(transport: StubTransport { _, _ in .json(#"{"status_code": 7}"#, statusCode: 401) }))
+        let plain = try #require(await failure(pool))
+        #expect(plain.serverError?.code == nil)
+        let read = try #require(await failure(pool, TestEndpoint().reading(status: flaggingReader)))
+        #expect(read.serverError?.code == 7)
     }
 
     @Test("sample data answers from the endpoint, and its absence is a clear error")

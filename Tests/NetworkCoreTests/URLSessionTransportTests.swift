@@ -95,7 +95,7 @@ struct URLSessionTransportLoopbackTests {
         ]
     )
     func challengeArrivesAsResponse(challenge: String) async throws {
-        let body = Data(#"{"status_code":7,"status_message":"Invalid API key"}"#.utf8)
+        let body = Data(#"{"code":7,"message":"Invalid API key"}"#.utf8)
         let server = try LoopbackServer { _ in
             StubResponse(
                 statusCode: 401, headers: ["WWW-Authenticate": challenge, "Content-Type": "application/json"],

@@ -1,5 +1,14 @@
 import NetworkCore
 
+extension JSONStatusReader {
+    /// How TheMovieDB states its own outcome: `status_code` and `status_message`, or for a rejected
+    /// parameter an `errors` array (`{"errors": ["page must be less than or equal to 500"]}`), and a
+    /// `success` flag that may be `false` on a 2xx answer. ``TMDBConfiguration/prepare(_:session:)``
+    /// sets it on every endpoint, so a pool shared with other services keeps its own default.
+    public static let tmdb = JSONStatusReader(
+        codeKeys: ["status_code"], messageKeys: ["status_message", "errors"], successKey: "success")
+}
+
 /// What every TMDB call shares: the environment, the credential, and the preferred language and region.
 public struct TMDBConfiguration: Sendable {
     /// Where requests go.
@@ -45,7 +54,7 @@ public struct TMDBConfiguration: Sendable {
     /// pool.send(configuration.prepare(MyEndpoint.rate(id: 550, value: 8), session: store.session), …)
     /// ```
     public func prepare<E: Endpoint>(_ endpoint: E, session: TMDBSession? = nil) -> ModifiedEndpoint<E> {
-        var prepared = endpoint.with(baseURL: environment.baseURL)
+        var prepared = endpoint.with(baseURL: environment.baseURL).reading(status: JSONStatusReader.tmdb)
         switch credential {
         case .apiKey(let key): prepared = prepared.addingQuery(["api_key": key])
         case .readAccessToken(let token): prepared = prepared.addingHeaders(["Authorization": "Bearer \(token)"])

@@ -83,7 +83,8 @@ public struct OfflineTMDB: Sendable {
     // MARK: Routes
 
     private func list(_ name: TMDBFixtures.Name, query: [String: String]) -> StubResponse {
-        guard let page = page(in: query) else { return fixture(.invalidPage, status: 400) }
+        if let refusal = pageRefusal(in: query) { return refusal }
+        let page = Int(query["page"] ?? "1") ?? 1
         guard page > 1, var object = Self.object(name) else { return fixture(name) }
         object["page"] = page
         object["results"] = [Any]()
@@ -91,8 +92,10 @@ public struct OfflineTMDB: Sendable {
     }
 
     private func search(_ query: [String: String]) -> StubResponse {
-        guard let page = page(in: query) else { return fixture(.invalidPage, status: 400) }
+        if let refusal = pageRefusal(in: query) { return refusal }
+        let page = Int(query["page"] ?? "1") ?? 1
         let text = (query["query"] ?? "").lowercased()
+        guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { return fixture(.validationError, status: 422) }
         let matches =
             text.isEmpty
             ? []
@@ -123,7 +126,8 @@ public struct OfflineTMDB: Sendable {
         case ["videos"]:
             return id == 550 ? fixture(.videos) : json(["id": id, "results": [Any]()])
         case ["recommendations"]:
-            guard let page = page(in: query) else { return fixture(.invalidPage, status: 400) }
+            if let refusal = pageRefusal(in: query) { return refusal }
+            let page = Int(query["page"] ?? "1") ?? 1
             if id == 550 { return list(.recommendations, query: query) }
             return json(["page": page, "results": [Any](), "total_pages": 0, "total_results": 0])
         default:
@@ -146,10 +150,17 @@ public struct OfflineTMDB: Sendable {
     private var fixtureSession: String? { Self.object(.newSession)?["session_id"] as? String }
 
     /// The page number in the query: 1 when absent, `nil` when TMDB would reject it.
-    private func page(in query: [String: String]) -> Int? {
-        guard let text = query["page"] else { return 1 }
-        guard let page = Int(text), (1...500).contains(page) else { return nil }
-        return page
+    /// TMDB's answer to a page it does not serve: past 500, its validation error (HTTP 422, an `errors`
+    /// array); not a positive number, its `status_code` 22 (HTTP 400); `nil` for a page it serves.
+    private func pageRefusal(in query: [String: String]) -> StubResponse? {
+        guard let text = query["page"] else { return nil }
+        guard let page = Int(text), page >= 1 else { return fixture(.invalidPage, status: 400) }
+        guard page <= 500 else {
+            var response = json(["errors": ["page must be less than or equal to 500"]])
+            response.statusCode = 422
+            return response
+        }
+        return nil
     }
 
     /// Every movie in the list fixtures, once each, in fixture order.

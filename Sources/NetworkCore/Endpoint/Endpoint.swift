@@ -47,6 +47,9 @@ public protocol Endpoint: Sendable {
     var interceptors: [any RequestInterceptor] { get }
     /// Which redirects this endpoint's requests follow; `nil` uses the pool's ``TaskPool/Configuration/redirectPolicy``.
     var redirectPolicy: RedirectPolicy? { get }
+    /// How this endpoint's server states its own code, message and success in a body; `nil` uses the
+    /// pool's ``TaskPool/Configuration/statusReader``. A service sets its server's conventions here.
+    var statusReader: (any ServerStatusReader)? { get }
     /// Whether credentials are applied and renewed for this endpoint; `false` for calls such as login. Default `true`.
     var requiresAuthentication: Bool { get }
     /// The service its calls belong to, shown in the pool's task table; by default the endpoint type's name.
@@ -70,6 +73,8 @@ extension Endpoint {
     public var interceptors: [any RequestInterceptor] { [] }
     /// The pool's redirect policy.
     public var redirectPolicy: RedirectPolicy? { nil }
+    /// The pool's status reader.
+    public var statusReader: (any ServerStatusReader)? { nil }
     /// `true`.
     public var requiresAuthentication: Bool { true }
     /// The endpoint type's name, e.g. `"MovieEndpoint"`.

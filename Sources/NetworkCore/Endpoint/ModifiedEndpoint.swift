@@ -1,6 +1,7 @@
 import Foundation
 
-/// An endpoint sent to another base URL, or with more query items or headers, than it declares.
+/// An endpoint sent to another base URL, or with more query items or headers, or read with another
+/// status reader, than it declares.
 ///
 /// Services use it to apply what belongs to their configuration rather than to each call:
 /// the environment's base URL and the credential.
@@ -18,6 +19,7 @@ public struct ModifiedEndpoint<Base: Endpoint>: Endpoint {
     private var baseURLOverride: String?
     private var extraQuery: [String: String] = [:]
     private var extraHeaders: [String: String] = [:]
+    private var statusReaderOverride: (any ServerStatusReader)?
 
     init(base: Base) { self.base = base }
 
@@ -49,6 +51,8 @@ public struct ModifiedEndpoint<Base: Endpoint>: Endpoint {
     public var interceptors: [any RequestInterceptor] { base.interceptors }
     /// The base endpoint's redirect policy.
     public var redirectPolicy: RedirectPolicy? { base.redirectPolicy }
+    /// The overriding status reader, or the base endpoint's.
+    public var statusReader: (any ServerStatusReader)? { statusReaderOverride ?? base.statusReader }
     /// Whether the base endpoint requires authentication.
     public var requiresAuthentication: Bool { base.requiresAuthentication }
     /// The base endpoint's service.
@@ -74,6 +78,13 @@ public struct ModifiedEndpoint<Base: Endpoint>: Endpoint {
         copy.extraHeaders.merge(headers) { _, new in new }
         return copy
     }
+
+    /// The same endpoint, its server's code, message and success read by `reader`.
+    public func reading(status reader: any ServerStatusReader) -> ModifiedEndpoint<Base> {
+        var copy = self
+        copy.statusReaderOverride = reader
+        return copy
+    }
 }
 
 extension Endpoint {
@@ -88,5 +99,10 @@ extension Endpoint {
     /// This endpoint with more headers, e.g. `Authorization`.
     public func addingHeaders(_ headers: [String: String]) -> ModifiedEndpoint<Self> {
         ModifiedEndpoint(base: self).addingHeaders(headers)
+    }
+
+    /// This endpoint with its server's code, message and success read by `reader`: a service's conventions.
+    public func reading(status reader: any ServerStatusReader) -> ModifiedEndpoint<Self> {
+        ModifiedEndpoint(base: self).reading(status: reader)
     }
 }

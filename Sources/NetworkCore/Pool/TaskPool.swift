@@ -32,7 +32,9 @@ public final class TaskPool: @unchecked Sendable {
         public var duplicatePolicy: DuplicatePolicy
         /// Which responses count as success.
         public var validation: Validation
-        /// Reads the server's own code and message from bodies.
+        /// Reads the server's own code and message from bodies, unless the endpoint has its own reader:
+        /// by default ``JSONStatusReader`` with common error keys and no success flag, so a successful
+        /// response's body is not read.
         public var statusReader: any ServerStatusReader
         /// Seconds to wait for the server to start or continue answering, unless the endpoint says otherwise.
         /// Zero, negative, NaN or infinite: every send that uses it fails with
@@ -518,7 +520,7 @@ public final class TaskPool: @unchecked Sendable {
                 number, of: task, bytesSent: bytesSent, received: body.count, status: httpResponse.statusCode, at: time)
             let response = Response(
                 request: request, httpResponse: httpResponse, body: body, duration: timing.duration,
-                statusReader: configuration.statusReader, timing: timing)
+                statusReader: task.endpoint.statusReader ?? configuration.statusReader, timing: timing)
             return validate(response)
         case .failure(let error):
             finishAttempt(number, of: task, bytesSent: bytesSent, received: nil, status: nil, at: time)

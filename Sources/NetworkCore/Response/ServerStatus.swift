@@ -38,29 +38,44 @@ extension ServerStatusReader {
 
 /// Reads code, message and success flag from the top level of a JSON object body.
 ///
-/// The first key present in each list wins. The defaults read TheMovieDB
-/// (`status_code`, `status_message`, `success`) and most other APIs (`code`, `message`, `error`).
-/// An accepted response is parsed only when its bytes contain the success key.
+/// The first key present in each list wins; a message that is an array of strings
+/// (`{"errors": ["page must be less than or equal to 500"]}`) is read as its strings joined by `"; "`.
+/// The defaults read the keys most APIs use for errors (`code`, `error_code`; `message`,
+/// `error_description`, `error`, `errors`) and no success flag: a successful response's body is
+/// never read unless a ``successKey`` is set. A service whose server answers some failures with a
+/// 2xx and a flag (TheMovieDB's `"success": false`) sets its own reader on its endpoints
+/// (``Endpoint/statusReader``), as MovieDB does:
+/// ```swift
+/// JSONStatusReader(codeKeys: ["status_code"], messageKeys: ["status_message", "errors"], successKey: "success")
+/// ```
 public struct JSONStatusReader: ServerStatusReader {
     /// Keys that may hold the server's code, in order of preference.
     public var codeKeys: [String]
     /// Keys that may hold the server's message, in order of preference.
     public var messageKeys: [String]
-    /// The key of a boolean success flag; a 2xx body with this flag `false` is a refusal.
-    public var successKey: String
+    /// The key of a boolean success flag, or `nil` for none; a 2xx body with this flag `false` is a
+    /// refusal. An accepted response is parsed only when its bytes contain this key, quoted.
+    public var successKey: String? {
+        didSet { successNeedle = Self.needle(for: successKey) }
+    }
 
-    private let successNeedle: Data
+    /// The quoted success key, searched for in every accepted body: kept with the key, not made per response.
+    private var successNeedle: Data?
 
     /// Creates a reader for the given keys.
     public init(
-        codeKeys: [String] = ["status_code", "code", "error_code"],
-        messageKeys: [String] = ["status_message", "message", "error_description", "error"],
-        successKey: String = "success"
+        codeKeys: [String] = ["code", "error_code"],
+        messageKeys: [String] = ["message", "error_description", "error", "errors"],
+        successKey: String? = nil
     ) {
         self.codeKeys = codeKeys
         self.messageKeys = messageKeys
         self.successKey = successKey
-        successNeedle = Data("\"\(successKey)\"".utf8)
+        successNeedle = Self.needle(for: successKey)
+    }
+
+    private static func needle(for key: String?) -> Data? {
+        key.map { Data("\"\($0)\"".utf8) }
     }
 
     /// The status in a JSON object body, or `nil` for anything else (HTML, arrays, invalid JSON).
@@ -77,9 +92,10 @@ public struct JSONStatusReader: ServerStatusReader {
         return status == ServerStatus() ? nil : status
     }
 
-    /// Whether the bytes contain the quoted success key, e.g. `"success"`.
+    /// Whether the bytes contain the quoted success key, e.g. `"success"`; `false` when there is none.
     public func mayDescribeFailure(_ body: Data) -> Bool {
-        ByteSearch.contains(body, successNeedle)
+        guard let successNeedle else { return false }
+        return ByteSearch.contains(body, successNeedle)
     }
 
     private static func isWhitespace(_ byte: UInt8) -> Bool {
@@ -104,8 +120,14 @@ private struct StatusFields: Decodable {
                 ?? (try? container.decodeIfPresent(String.self, forKey: key)).flatMap { Int($0) }
         }
         for key in reader.messageKeys.map(AnyCodingKey.init) where message == nil {
-            message = try? container.decodeIfPresent(String.self, forKey: key)
+            message =
+                (try? container.decodeIfPresent(String.self, forKey: key))
+                ?? (try? container.decodeIfPresent([String].self, forKey: key)).flatMap { messages in
+                    messages.isEmpty ? nil : messages.joined(separator: "; ")
+                }
         }
-        success = try? container.decodeIfPresent(Bool.self, forKey: AnyCodingKey(reader.successKey))
+        if let successKey = reader.successKey {
+            success = try? container.decodeIfPresent(Bool.self, forKey: AnyCodingKey(successKey))
+        }
     }
 }
