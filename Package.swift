@@ -7,11 +7,14 @@ let package = Package(
     products: [
         .library(name: "NetworkCore", targets: ["NetworkCore"]),
         .library(name: "MovieDB", targets: ["MovieDB"]),
+        // Opt-in, for an executable on Linux: replaces FoundationNetworking's host check, which leaks and
+        // fails IPv6 literals up to Swift 6.3, for every URLSession in the process (see Docs/Reliability.md).
+        .library(name: "FoundationNetworkingFixes", targets: ["FoundationNetworkingFixes"]),
         .executable(name: "playground", targets: ["Playground"]),
     ],
     targets: [
-        .target(name: "NetworkCore", dependencies: ["FoundationNetworkingFixes"]),
-        // C: replaces a FoundationNetworking function that leaks on every request (Linux only).
+        .target(name: "NetworkCore"),
+        // C: replaces a FoundationNetworking function that leaks and fails IPv6 literals (Linux only); opt-in.
         .target(name: "FoundationNetworkingFixes"),
         .target(name: "MovieDB", dependencies: ["NetworkCore"], resources: [.copy("Fixtures")]),
         .executableTarget(name: "Playground", dependencies: ["MovieDB", "NetworkCore"], path: "Playground"),

@@ -1,22 +1,26 @@
-// A fix for a leak in FoundationNetworking on Linux (swift-corelibs-foundation).
+// An opt-in fix for FoundationNetworking on Linux (swift-corelibs-foundation), for executables that link
+// this product knowingly: NetworkCore itself does not depend on it.
 //
 // Before every transfer, FoundationNetworking's `_EasyHandle.set(url:)` calls
 // `CFURLSessionCurlHostIsEqual` (CoreFoundation/CFURLSessionInterface.c) to check that libcurl reads the
-// same host in the URL as Foundation does. That function parses the URL into a `CURLU` handle and then
-// releases the handle with `curl_free`, which frees the handle's own block but not the scheme, host,
-// port and path strings libcurl copied into it; `curl_url_cleanup` frees them all. So every request leaks
-// four or five small blocks, about 170 bytes of heap with the allocator's overhead (traced with
-// heaptrack on Swift 6.3.1; 20,000 plain `URLSession.data(from:)` requests left 3.1 MB more live heap
-// by glibc's malloc_info, ReliabilityTests.urlSessionKeepsNoMemory without this file).
+// same host in the URL as Foundation does. Up to Swift 6.3 that function has two faults:
+// - it releases libcurl's URL handle with `curl_free`, which frees the handle's own block but not the
+//   scheme, host, port and path strings libcurl copied into it (`curl_url_cleanup` frees them all), so
+//   every request leaks about 170 bytes of heap;
+// - it compares libcurl's host, which keeps an IPv6 literal's brackets (`[::1]`), with Foundation's, which
+//   has none (`::1`), so every request to an IPv6 literal fails with -1000 (NSURLErrorBadURL).
+// Upstream fixed both (swift-corelibs-foundation issue #5496, pull request #5498). The definition below
+// does the same: the check, IPv6 brackets stripped as upstream strips them, and the handle released with
+// `curl_url_cleanup`.
 //
-// The definition below does the same check and releases the handle with `curl_url_cleanup`. It is weak:
-// - linked into an executable with FoundationNetworking as a shared library (the default on Linux), the
-//   dynamic linker binds FoundationNetworking's call to this definition, the executable's coming first;
-// - linked with Swift's runtime statically (`--static-swift-stdlib`), FoundationNetworking's own strong
-//   definition is chosen and the leak stays, but the link does not fail with a duplicate symbol.
-// libcurl's functions are looked up at run time, so the package needs neither libcurl's headers nor a
-// link against it; where they cannot be found, the check passes, as FoundationNetworking's does with a
-// libcurl older than 7.62.
+// It is weak: linked into an executable with FoundationNetworking as a shared library (the default on
+// Linux), the dynamic linker binds FoundationNetworking's call to it, the executable's coming first;
+// linked with Swift's runtime statically (`--static-swift-stdlib`), FoundationNetworking's own strong
+// definition is chosen and nothing changes. It is inert where the toolchain carries upstream's fix: on its
+// first call it asks FoundationNetworking's own definition about `http://[::1]/`, and if that answers as
+// upstream's does, every call goes to FoundationNetworking's. libcurl's functions are looked up at run
+// time, so the package needs neither libcurl's headers nor a link against it; where they cannot be found,
+// the check passes, as FoundationNetworking's does with a libcurl older than 7.62.
 
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE  // RTLD_DEFAULT
@@ -42,6 +46,9 @@ static struct {
     void (*free)(void *);
 } curl;
 static pthread_once_t curl_resolved = PTHREAD_ONCE_INIT;
+/// FoundationNetworking's own definition, and whether it already has upstream's fix.
+static bool (*foundation_check)(const char *, const char *);
+static bool foundation_is_fixed;
 
 static void resolve_curl(void) {
     curl.make = (CURLU * (*)(void)) dlsym(RTLD_DEFAULT, "curl_url");
@@ -49,10 +56,15 @@ static void resolve_curl(void) {
     curl.get = (int (*)(const CURLU *, int, char **, unsigned int))dlsym(RTLD_DEFAULT, "curl_url_get");
     curl.cleanup = (void (*)(CURLU *))dlsym(RTLD_DEFAULT, "curl_url_cleanup");
     curl.free = (void (*)(void *))dlsym(RTLD_DEFAULT, "curl_free");
+    foundation_check = (bool (*)(const char *, const char *))dlsym(RTLD_NEXT, "CFURLSessionCurlHostIsEqual");
+    if (foundation_check && (void *)foundation_check != (void *)CFURLSessionCurlHostIsEqual) {
+        foundation_is_fixed = foundation_check("http://[::1]:8080/", "::1");
+    }
 }
 
 __attribute__((visibility("hidden"))) bool nc_curl_host_is_equal(const char *url, const char *expectedHost) {
     pthread_once(&curl_resolved, resolve_curl);
+    if (foundation_is_fixed) return foundation_check(url, expectedHost);
     if (!curl.make || !curl.set || !curl.get || !curl.cleanup || !curl.free) return true;
     CURLU *handle = curl.make();
     if (!handle) return false;
@@ -60,7 +72,13 @@ __attribute__((visibility("hidden"))) bool nc_curl_host_is_equal(const char *url
     if (curl.set(handle, nc_CURLUPART_URL, url, 0) == 0) {
         char *host = NULL;
         if (curl.get(handle, nc_CURLUPART_HOST, &host, 0) == 0 && host) {
-            isEqual = strcmp(host, expectedHost) == 0;
+            // libcurl keeps an IPv6 literal's brackets; Foundation's host has none.
+            size_t length = strlen(host);
+            if (length >= 2 && host[0] == '[' && host[length - 1] == ']') {
+                isEqual = strlen(expectedHost) == length - 2 && strncmp(host + 1, expectedHost, length - 2) == 0;
+            } else {
+                isEqual = strcmp(host, expectedHost) == 0;
+            }
             curl.free(host);
         }
     }
@@ -74,7 +92,8 @@ bool CFURLSessionCurlHostIsEqual(const char *url, const char *expectedHost)
     __attribute__((weak, alias("nc_curl_host_is_equal")));
 
 bool nc_curl_host_check_is_replaced(void) {
-    return dlsym(RTLD_DEFAULT, "CFURLSessionCurlHostIsEqual") == (void *)nc_curl_host_is_equal;
+    pthread_once(&curl_resolved, resolve_curl);
+    return !foundation_is_fixed && dlsym(RTLD_DEFAULT, "CFURLSessionCurlHostIsEqual") == (void *)nc_curl_host_is_equal;
 }
 
 #else

@@ -66,6 +66,21 @@ guard arguments.count == 3, let count = Int(arguments[2]), count > 0 else {
     exit(2)
 }
 let way = arguments[1]
+if way == "ipv6" {
+    // Not a cancel: one send to an IPv6 literal, in a process that, like an app, does not link the opt-in
+    // FoundationNetworkingFixes. Prints `ipv6=ok` or `ipv6=error:CODE` (the URLError code) and exits 0.
+    let server = try LoopbackServer(port: 0, ipv6: true) { _ in .respond(.json(#"{"ok": true}"#)) }
+    let outcome: String
+    do {
+        let response = try await TaskPool().send(Get(baseURL: server.baseURL, path: "x"))
+        outcome = "ok:\(response.statusCode)"
+    } catch {
+        outcome = "error:\(error.urlError.map { String($0.code.rawValue) } ?? String(describing: error))"
+    }
+    print("ipv6=\(outcome) requests=\(server.requests.count)")
+    server.stop()
+    exit(0)
+}
 let body = StubResponse(body: Data(repeating: 0x61, count: 4_096))
 let server = try LoopbackServer(port: 0, recordsRequests: false) { request in
     switch request.url?.path {

@@ -13,7 +13,7 @@ import NetworkCore
 
 /// A small HTTP/1.1 server on 127.0.0.1 for integration tests.
 ///
-/// It listens on a free port, serves each connection on its own thread (one request, then
+/// It listens on a free port (on 127.0.0.1, or on ::1), serves each connection on its own thread (one request, then
 /// `Connection: close`; or, with `keepsAlive`, every request the client sends on it), and answers with a
 /// handler that sees the request as a `URLRequest`. It only ever binds to the loopback address. Stop it
 /// with ``stop()``.
@@ -46,6 +46,7 @@ public final class LoopbackServer: @unchecked Sendable {
     private var clients: Set<Int32> = []
     private let recordsRequests: Bool
     private let keepsAlive: Bool
+    private let ipv6: Bool
 
     /// Why the server could not start.
     public struct StartError: Error, CustomStringConvertible {
@@ -61,35 +62,54 @@ public final class LoopbackServer: @unchecked Sendable {
     /// Starts listening on 127.0.0.1 at `port` (0 for a free one), answering with faults where the handler says.
     /// `recordsRequests: false` keeps no log of requests, for long load runs. `keepsAlive: true` serves
     /// further requests on a connection after a response (all but `closeMidBody`'s), as most servers do.
+    /// `ipv6: true` listens on `::1` instead of 127.0.0.1.
     public init(
-        port requestedPort: UInt16 = 0, recordsRequests: Bool = true, keepsAlive: Bool = false,
+        port requestedPort: UInt16 = 0, recordsRequests: Bool = true, keepsAlive: Bool = false, ipv6: Bool = false,
         faults handler: @escaping FaultHandler
     ) throws {
         self.recordsRequests = recordsRequests
         self.keepsAlive = keepsAlive
+        self.ipv6 = ipv6
         #if os(Linux)
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-            let fd = socket(AF_INET, SOCK_STREAM, 0)
+            let fd = socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0)
         #endif
         guard fd >= 0 else { throw StartError(description: "socket: errno \(errno)") }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = requestedPort.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(fd, address, length) == 0 && listen(fd, 256) == 0 && getsockname(fd, address, &length) == 0
+        var bound = false
+        var boundPort: UInt16 = 0
+        if ipv6 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = requestedPort.bigEndian
+            address.sin6_addr = in6addr_loopback
+            var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                    bind(fd, address, length) == 0 && listen(fd, 256) == 0 && getsockname(fd, address, &length) == 0
+                }
             }
+            boundPort = UInt16(bigEndian: address.sin6_port)
+        } else {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = requestedPort.bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                    bind(fd, address, length) == 0 && listen(fd, 256) == 0 && getsockname(fd, address, &length) == 0
+                }
+            }
+            boundPort = UInt16(bigEndian: address.sin_port)
         }
         guard bound else {
             close(fd)
-            throw StartError(description: "bind/listen on 127.0.0.1: errno \(errno)")
+            throw StartError(description: "bind/listen on \(ipv6 ? "::1" : "127.0.0.1"): errno \(errno)")
         }
-        port = UInt16(bigEndian: address.sin_port)
+        port = boundPort
         listener = fd
         self.handler = handler
         Thread.detachNewThread { [self] in acceptLoop() }
@@ -97,8 +117,8 @@ public final class LoopbackServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// `http://127.0.0.1:<port>`.
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// `http://127.0.0.1:<port>`, or `http://[::1]:<port>` for an IPv6 server.
+    public var baseURL: String { ipv6 ? "http://[::1]:\(port)" : "http://127.0.0.1:\(port)" }
 
     /// Every request served so far, in arrival order.
     public var requests: [URLRequest] { lock.withLock { received } }

@@ -4,13 +4,14 @@
 #include <stdbool.h>
 
 /// FoundationNetworking's check, before each transfer, that libcurl reads the same host in a URL as
-/// Foundation does; NetworkCore's definition replaces the one that leaks (see FoundationNetworkingFixes.c).
-/// Declared here so that tests can call it; on other platforms it is not defined.
+/// Foundation does; this product's definition replaces the one that leaks and fails IPv6 literals (see
+/// FoundationNetworkingFixes.c), in an executable that links it. On other platforms it is not defined.
 bool CFURLSessionCurlHostIsEqual(const char *_Nonnull url, const char *_Nonnull expectedHost);
 
-/// Whether the process calls NetworkCore's definition of `CFURLSessionCurlHostIsEqual` rather than
-/// FoundationNetworking's own: true on Linux when NetworkCore is linked into the executable (SwiftPM's
-/// default); false where the fix cannot take effect (Swift's runtime linked statically, other platforms).
+/// Whether the process's host check is this product's rather than FoundationNetworking's own: true on
+/// Linux when the executable links this product and the toolchain's FoundationNetworking lacks upstream's
+/// fix; false where the fix is not needed (the toolchain has it) or cannot take effect (Swift's runtime
+/// linked statically, other platforms).
 bool nc_curl_host_check_is_replaced(void);
 
 #endif

@@ -2,7 +2,6 @@ import Foundation
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
-    internal import FoundationNetworkingFixes
 #endif
 
 /// Sends requests with a `URLSession` of its own.
@@ -95,16 +94,6 @@ struct Transfer: Sendable {
         delegate.cancel(entry)
     }
 }
-
-#if canImport(FoundationNetworking)
-    extension URLSessionTransport {
-        /// Whether this process resolves the host check that FoundationNetworking makes before every
-        /// request to NetworkCore's leak-free replacement (`Sources/FoundationNetworkingFixes`): true when
-        /// NetworkCore is linked into the executable and Swift's runtime is not linked statically.
-        /// `ReliabilityTests.urlSessionKeepsNoMemory` shows that FoundationNetworking's calls reach it.
-        static var replacesLeakingHostCheck: Bool { nc_curl_host_check_is_replaced() }
-    }
-#endif
 
 /// Whether a send was cancelled, and its transfer once there is one: cancelling before the
 /// transfer exists cancels it as soon as it is attached. Copies share the state.
