@@ -47,6 +47,9 @@ public protocol Endpoint: Sendable {
     var interceptors: [any RequestInterceptor] { get }
     /// Which redirects this endpoint's requests follow; `nil` uses the pool's ``TaskPool/Configuration/redirectPolicy``.
     var redirectPolicy: RedirectPolicy? { get }
+    /// The most body bytes a response to this endpoint may have; `nil` uses the pool's
+    /// ``TaskPool/Configuration/maximumResponseBytes``.
+    var maximumResponseBytes: Int? { get }
     /// How this endpoint's server states its own code, message and success in a body; `nil` uses the
     /// pool's ``TaskPool/Configuration/statusReader``. A service sets its server's conventions here.
     var statusReader: (any ServerStatusReader)? { get }
@@ -73,6 +76,8 @@ extension Endpoint {
     public var interceptors: [any RequestInterceptor] { [] }
     /// The pool's redirect policy.
     public var redirectPolicy: RedirectPolicy? { nil }
+    /// The pool's limit.
+    public var maximumResponseBytes: Int? { nil }
     /// The pool's status reader.
     public var statusReader: (any ServerStatusReader)? { nil }
     /// `true`.

@@ -51,6 +51,8 @@ public struct ModifiedEndpoint<Base: Endpoint>: Endpoint {
     public var interceptors: [any RequestInterceptor] { base.interceptors }
     /// The base endpoint's redirect policy.
     public var redirectPolicy: RedirectPolicy? { base.redirectPolicy }
+    /// The base endpoint's response size limit.
+    public var maximumResponseBytes: Int? { base.maximumResponseBytes }
     /// The overriding status reader, or the base endpoint's.
     public var statusReader: (any ServerStatusReader)? { statusReaderOverride ?? base.statusReader }
     /// Whether the base endpoint requires authentication.

@@ -94,18 +94,37 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         let length = response.expectedContentLength
         let entry = tasks.withLock { tasks -> Entry? in
             guard let entry = tasks[dataTask.taskIdentifier] else { return nil }
+            if length > entry.context.maximumResponseBytes { return tasks.removeValue(forKey: dataTask.taskIdentifier) }
             entry.response = response as? HTTPURLResponse
             entry.body = Data()
             entry.expectedLength = length > 0 && length < 64 << 20 ? Int(length) : 0
             return entry
         }
-        entry?.context.didReceiveResponse()
+        guard let entry else { return completionHandler(.allow) }
+        if entry.response == nil, length > entry.context.maximumResponseBytes {
+            // Announced too large: not read at all.
+            completionHandler(.cancel)
+            return tooLarge(entry, task: dataTask)
+        }
+        entry.context.didReceiveResponse()
         completionHandler(.allow)
     }
 
+    /// Ends the transfer with ``NetworkError/responseTooLarge(limit:)``: its task is cancelled and its
+    /// entry, already removed, completes now.
+    private func tooLarge(_ entry: Entry, task: URLSessionTask) {
+        control.async { task.cancel() }
+        entry.completion(.failure(NetworkError.responseTooLarge(limit: entry.context.maximumResponseBytes)))
+    }
+
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        var overflowed: Entry?
         let entry = tasks.withLock { tasks -> Entry? in
             guard let entry = tasks[dataTask.taskIdentifier] else { return nil }
+            guard entry.body.count + data.count <= entry.context.maximumResponseBytes else {
+                overflowed = tasks.removeValue(forKey: dataTask.taskIdentifier)
+                return nil
+            }
             if entry.body.isEmpty {
                 entry.body = data  // kept as it came: a body that arrives in one piece is not copied
             } else {
@@ -115,6 +134,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             }
             return entry
         }
+        if let overflowed { return tooLarge(overflowed, task: dataTask) }
         entry?.context.didReceive(bytes: data.count)
     }
 

@@ -50,6 +50,12 @@ public final class TaskPool: @unchecked Sendable {
         public var interceptors: [any RequestInterceptor]
         /// The most attempts any task makes, whatever its interceptors decide: a guard against loops.
         public var maximumAttempts: Int
+        /// The most body bytes a response may have, unless the endpoint says otherwise: 32 MiB by default,
+        /// far more than any JSON answer, so that a hostile or broken server cannot fill the process's
+        /// memory. A larger answer ends the task with ``NetworkError/responseTooLarge(limit:)`` as soon
+        /// as it is known to be too large (its `Content-Length`, or the bytes received). A limit under 1
+        /// counts as 1.
+        public var maximumResponseBytes: Int
         /// Which redirects tasks follow, unless the endpoint says otherwise: ``RedirectPolicy/follow`` by
         /// default. Credentials never follow a redirect to another origin, whatever the policy.
         public var redirectPolicy: RedirectPolicy
@@ -77,7 +83,8 @@ public final class TaskPool: @unchecked Sendable {
             interceptors: [any RequestInterceptor] = [],
             maximumAttempts: Int = 10,
             stallThreshold: TimeInterval? = nil,
-            redirectPolicy: RedirectPolicy = .follow
+            redirectPolicy: RedirectPolicy = .follow,
+            maximumResponseBytes: Int = 32 << 20
         ) {
             self.transport = transport
             self.defaultHeaders = defaultHeaders
@@ -91,6 +98,7 @@ public final class TaskPool: @unchecked Sendable {
             self.maximumAttempts = maximumAttempts
             self.stallThreshold = stallThreshold
             self.redirectPolicy = redirectPolicy
+            self.maximumResponseBytes = maximumResponseBytes
         }
     }
 
@@ -487,8 +495,14 @@ public final class TaskPool: @unchecked Sendable {
     private func context(of task: DataTask) -> TransportContext {
         TransportContext(
             taskID: task.id, endpoint: task.endpoint,
-            redirectPolicy: task.endpoint.redirectPolicy ?? configuration.redirectPolicy
+            redirectPolicy: task.endpoint.redirectPolicy ?? configuration.redirectPolicy,
+            maximumResponseBytes: responseLimit(of: task)
         ) { [self] progress in record(progress, of: task) }
+    }
+
+    /// The most body bytes a response to the task may have: its endpoint's limit or the pool's, at least 1.
+    private func responseLimit(of task: DataTask) -> Int {
+        max(1, task.endpoint.maximumResponseBytes ?? configuration.maximumResponseBytes)
     }
 
     /// Marks the start of an attempt on the task; returns the attempt's number.
@@ -515,6 +529,10 @@ public final class TaskPool: @unchecked Sendable {
         answer: Result<(Data, HTTPURLResponse), any Error>, at time: UInt64
     ) -> DataTask.Outcome {
         switch answer {
+        case .success(let (body, _)) where body.count > responseLimit(of: task):
+            // A transport that does not stop at the limit itself (``URLSessionTransport`` does).
+            finishAttempt(number, of: task, bytesSent: bytesSent, received: body.count, status: nil, at: time)
+            return .failure(.responseTooLarge(limit: responseLimit(of: task)))
         case .success(let (body, httpResponse)):
             let timing = finishAttempt(
                 number, of: task, bytesSent: bytesSent, received: body.count, status: httpResponse.statusCode, at: time)

@@ -26,6 +26,8 @@ extension NetworkError: LocalizedError {
             "Could not decode the response: \(failure)."
         case .duplicateTask(let id):
             "A task with id '\(id)' is already running."
+        case .responseTooLarge(let limit):
+            "The response was larger than the limit of \(limit) bytes, and was not read further."
         }
     }
 

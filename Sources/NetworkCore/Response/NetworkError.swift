@@ -41,6 +41,9 @@ public enum NetworkError: Error, Sendable {
     case decodingFailed(DecodingFailure)
     /// A task with this id is already running and the pool's ``DuplicatePolicy`` refused another.
     case duplicateTask(id: String)
+    /// The response's body was larger than the limit, in bytes (``TaskPool/Configuration/maximumResponseBytes``
+    /// or the endpoint's); the transfer was stopped there.
+    case responseTooLarge(limit: Int)
 }
 
 extension NetworkError {

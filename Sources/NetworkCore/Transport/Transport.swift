@@ -33,16 +33,20 @@ public struct TransportContext: Sendable {
     /// Which redirects to follow, and how (see ``RedirectPolicy``); a transport that follows redirects
     /// must honour it.
     public let redirectPolicy: RedirectPolicy
+    /// The most body bytes the response may have: a transport that can should stop there and throw
+    /// ``NetworkError/responseTooLarge(limit:)`` (the pool checks what a transport returns, too).
+    public let maximumResponseBytes: Int
     private let onProgress: @Sendable (Progress) -> Void
 
     /// Creates a context; `onProgress` receives what the transport reports.
     public init(
         taskID: String, endpoint: (any Endpoint)? = nil, redirectPolicy: RedirectPolicy = .follow,
-        onProgress: @escaping @Sendable (Progress) -> Void = { _ in }
+        maximumResponseBytes: Int = .max, onProgress: @escaping @Sendable (Progress) -> Void = { _ in }
     ) {
         self.taskID = taskID
         self.endpoint = endpoint
         self.redirectPolicy = redirectPolicy
+        self.maximumResponseBytes = maximumResponseBytes
         self.onProgress = onProgress
     }
 
