@@ -55,7 +55,11 @@ public final class HARRecorder: @unchecked Sendable {
             request: harRequest(request), response: harResponse(response, body: body, scrubbing: secrets),
             cache: HAR.Cache(),
             timings: HAR.Timings(send: 0, wait: wait * 1000, receive: receive * 1000),
-            comment: error.map { "no response: \($0)" })
+            comment: error.map { error in
+                let text = "no response: \(error)"
+                // An error's description may carry the full URL (a URLError's failing URL, with its key).
+                return redactor.map { $0.scrub(text, secrets: secrets) } ?? text
+            })
         lock.withLock { entries.append(entry) }
     }
 

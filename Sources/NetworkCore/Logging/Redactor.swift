@@ -74,7 +74,17 @@ public struct Redactor: Sendable {
                 ? "\(pair.rawPair.split(separator: "=", maxSplits: 1)[0])=\(Self.placeholder)" : pair.rawPair
         }
         let joined = URLParts.join(head: parts.head, pairs: pairs)
-        return parts.fragment.map { joined + "#" + $0 } ?? joined
+        // A fragment may carry credentials too (`#access_token=…` in OAuth's implicit flow).
+        return parts.fragment.map { joined + "#" + redact(fragment: $0) } ?? joined
+    }
+
+    /// A fragment with the values of sensitive `name=value` pairs hidden.
+    private func redact(fragment: String) -> String {
+        guard fragment.contains("=") else { return fragment }
+        return URLParts("?" + fragment).pairs.map { pair in
+            isSensitive(pair.name)
+                ? "\(pair.rawPair.split(separator: "=", maxSplits: 1)[0])=\(Self.placeholder)" : pair.rawPair
+        }.joined(separator: "&")
     }
 
     /// The headers with sensitive values hidden.
@@ -135,12 +145,29 @@ public struct Redactor: Sendable {
         return values
     }
 
-    /// The text with every occurrence of the given secret values replaced by the placeholder.
+    /// The text with every occurrence of the given secret values replaced by the placeholder: as
+    /// written, JSON-escaped (`tok\/AbC+123==`, `\u002F`) and percent-encoded.
     public func scrub(_ text: String, secrets: Set<String>) -> String {
+        let forms = Set(secrets.flatMap(Self.writtenForms)).filter { $0.count >= 4 }
         // Longest first, so a value that contains another is replaced whole.
-        secrets.sorted { $0.count > $1.count }.reduce(text) { text, secret in
+        return forms.sorted { $0.count > $1.count }.reduce(text) { text, secret in
             text.replacingOccurrences(of: secret, with: Self.placeholder)
         }
+    }
+
+    /// The ways a secret may be written in a text: as it is, JSON-escaped, percent-encoded.
+    private static func writtenForms(of secret: String) -> [String] {
+        var forms = [secret]
+        if let data = try? JSONSerialization.data(withJSONObject: [secret], options: [.fragmentsAllowed]),
+            let array = String(data: data, encoding: .utf8), array.count >= 4
+        {
+            forms.append(String(array.dropFirst(2).dropLast(2)))  // `["…"]` without the brackets and quotes
+        }
+        forms.append(secret.replacingOccurrences(of: "/", with: "\\/"))
+        forms.append(secret.replacingOccurrences(of: "/", with: "\\u002F"))
+        forms.append(secret.replacingOccurrences(of: "/", with: "\\u002f"))
+        if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics) { forms.append(encoded) }
+        return forms
     }
 
     private func collectSecrets(in json: Any, into found: inout Set<String>) {

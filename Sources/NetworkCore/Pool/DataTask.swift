@@ -269,6 +269,11 @@ extension DataTask: Hashable {
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 }
 
+extension DataTask: CustomReflectable {
+    /// What `dump` and debuggers show: the task's row (``snapshot``), credentials redacted.
+    public var customMirror: Mirror { Mirror(self, children: ["snapshot": snapshot], displayStyle: .class) }
+}
+
 extension DataTask: CustomStringConvertible {
     /// `"movies.nowPlaying.page=1 GET https://…?api_key=<redacted>&page=1 running 12 ms"`, credentials redacted.
     public var description: String {

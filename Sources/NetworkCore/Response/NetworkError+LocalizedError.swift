@@ -51,3 +51,15 @@ extension NetworkError: CustomStringConvertible {
     /// The same sentence as ``errorDescription``.
     public var description: String { errorDescription ?? "NetworkError" }
 }
+
+extension NetworkError: CustomReflectable {
+    /// What `dump` and debuggers show: the case's sentence, credentials redacted, and the response
+    /// (itself shown without credentials, see ``Response``), never a request's headers or an
+    /// underlying error's URL.
+    public var customMirror: Mirror {
+        var children: [(label: String?, value: Any)] = [("description", description)]
+        if let response { children.append(("response", response)) }
+        if let urlError { children.append(("urlErrorCode", urlError.code.rawValue)) }
+        return Mirror(self, children: children, displayStyle: .enum)
+    }
+}

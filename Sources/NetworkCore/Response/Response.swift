@@ -80,10 +80,31 @@ public final class Response: @unchecked Sendable {  // immutable but for `status
         statusReader.mayDescribeFailure(body) && serverStatus?.success == false
     }
 
-    /// The server's error for this response: its status with the server's code and message.
+    /// The server's error for this response: its status with the server's code and message. A secret
+    /// of the request that the server echoes in its message (`"Invalid token: <token>"`) is redacted
+    /// there, as it is in every error description and log line made from it; ``serverMessage`` and
+    /// ``body`` are as the server sent them.
     public var serverError: ResponseError {
         let status = serverStatus
-        return ResponseError(statusCode: statusCode, code: status?.code, message: status?.message, body: body)
+        let message = status?.message.map { message in
+            Redactor.default.scrub(message, secrets: Redactor.default.secrets(in: request))
+        }
+        return ResponseError(statusCode: statusCode, code: status?.code, message: message, body: body)
+    }
+}
+
+extension Response: CustomReflectable {
+    /// What `dump` and debuggers show: status, method, URL and headers with credentials redacted, body
+    /// size and duration; never the request's credentials.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "statusCode": statusCode, "method": request.httpMethod ?? "GET",
+                "url": Redactor.default.redact(request.url),
+                "requestHeaders": Redactor.default.redact(headers: request.allHTTPHeaderFields ?? [:]),
+                "headers": Redactor.default.redact(headers: headers), "bodyBytes": body.count, "duration": duration,
+            ], displayStyle: .class)
     }
 }
 
