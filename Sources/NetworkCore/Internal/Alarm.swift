@@ -5,9 +5,8 @@ import Foundation
 /// set it again. Cancelling frees the timer and its handler at once.
 ///
 /// A task's deadline and stall checks use this rather than a Swift task that sleeps: a cancelled
-/// `Task.sleep` keeps its scheduled wake-up, about 1 KB, until the time it was to end, so with a
-/// deadline of minutes every task that ended within it would still hold memory (measured: 20,000
-/// requests under a 30 s deadline held 19 MB until the 30 s had passed; Docs/Reliability.md).
+/// `Task.sleep` keeps its scheduled wake-up until the time it was to end, so with a deadline of
+/// minutes every task that ended within it would still hold memory until then.
 final class Alarm: @unchecked Sendable {
     // @unchecked Sendable: `source` is a dispatch source, safe to use from any thread.
     private let source: any DispatchSourceTimer

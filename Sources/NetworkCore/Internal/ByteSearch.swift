@@ -1,8 +1,9 @@
 import Foundation
 
-/// Finds bytes in bytes, 64 positions at a time. It runs on every accepted response (the success-key
-/// scan of ``JSONStatusReader``), so it must be cheap: `Data.range(of:)` took about 21 µs for a 9 KB body
-/// on Linux, the C library's `memmem` 1.5 µs, this 0.6 µs (the benchmark's 8.9 KB page, 2026-11-23).
+/// Finds bytes in bytes, 64 positions at a time. It runs on every accepted response a status reader
+/// with a success key looks at (``JSONStatusReader``), so it must be cheap: `Data.range(of:)` is generic
+/// code that is many times slower on Linux, and the C library's `memmem` slower than this on the short
+/// needles and bodies of JSON answers (`Benchmarks/NOTES.md` has the figures).
 ///
 /// For each block of 16 starting positions it compares two of the needle's bytes, at their offsets,
 /// with the bytes at those offsets from every position at once; only a block with a position where

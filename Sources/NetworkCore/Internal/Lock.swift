@@ -9,9 +9,9 @@
 /// A mutual-exclusion lock with a scoped `withLock`, usable on every platform NetworkCore supports.
 /// Copies share one mutex.
 ///
-/// Creating a lock or a ``Locked`` costs one allocation, the mutex inside it; a `Locked` built on
-/// `NSLock` cost four (itself, its lock, the `NSLock` and one more inside it, counted). Every
-/// response and every transport send creates a `Locked`, so this shows in the cost of a request.
+/// Creating a lock or a ``Locked`` costs one allocation, the mutex inside it, where a `Locked` built on
+/// `NSLock` costs several. Every response and every transport send creates a `Locked`, so this shows in
+/// the cost of a request.
 struct Lock: @unchecked Sendable {  // the mutex serialises every access; the struct only adds a scoped API.
     private let buffer = MutexBuffer.make(())
 
@@ -44,9 +44,8 @@ private final class MutexBuffer<Value>: ManagedBuffer<Value, pthread_mutex_t> {
             #if canImport(Glibc)
                 // Adaptive: a thread that finds the mutex held spins briefly before it sleeps in the kernel. The
                 // pool's critical sections are a few field updates, and its lock is taken both by the thread
-                // sending and by the tasks running beside it; in the pool suite at 100,000 tasks the pool's own
-                // share of send→finish was 1.4–3.4 µs with it and 4.1–7.4 µs without (three runs each), but
-                // 6.0 µs with it in a later full run: weak evidence, no cost seen (Docs/Performance.md).
+                // sending and by the tasks running beside it, so a short spin usually finds it free again
+                // rather than paying for a sleep and a wake-up.
                 pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
             #endif
             let result = pthread_mutex_init(mutex, &attributes)

@@ -8,8 +8,8 @@
 
 /// Nanoseconds from a clock that never goes backwards; for durations, not for dates.
 enum MonotonicClock {
-    /// Read from the C library directly: through `DispatchTime.now()` a reading took about five times
-    /// the instructions on Linux (a task reads the clock three or four times).
+    /// Read from the C library directly: `DispatchTime.now()` does several times the work on Linux,
+    /// and a task reads the clock three or four times.
     static func now() -> UInt64 {
         #if canImport(Darwin)
             clock_gettime_nsec_np(CLOCK_UPTIME_RAW)

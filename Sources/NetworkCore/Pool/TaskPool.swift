@@ -273,8 +273,9 @@ public final class TaskPool: @unchecked Sendable {
     /// - Returns: whether the task runs as its transfer alone, which its caller finishes (see ``finish(_:with:)``).
     private func run(_ task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?, immediately: Bool) -> Bool {
         log(.started, task)
-        // Two literal closures rather than one closure value passed to either: converting a closure value
-        // to a task's operation cost two allocations per task (counted with SendLoop, Docs/Performance.md).
+        // Literal closures where the platform allows: converting a closure value to a task's operation
+        // costs allocations of its own per task (`startImmediately` passes one on, on the platforms that
+        // have `Task.immediate`; the fast path over URLSession has no Swift task at all).
         let runner: DataTask.Runner
         if immediately, let transport = directTransport, endpoint.interceptors.isEmpty {
             runner = .transfer(transfer(task, transport: transport))
@@ -404,8 +405,7 @@ public final class TaskPool: @unchecked Sendable {
     /// validate, ask the retry chain, back off, and again.
     ///
     /// A function of its own, never inlined, because its async frame is large (the retry loop keeps
-    /// much across its waits: 2 KB when this was part of `perform`), and every task's runner would
-    /// otherwise allocate it, interceptors or not.
+    /// much across its waits), and every task's runner would otherwise allocate it, interceptors or not.
     @inline(never)
     private func intercepted(
         _ task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?, interceptors: [any RequestInterceptor]
