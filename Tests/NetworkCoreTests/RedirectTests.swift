@@ -87,8 +87,13 @@ struct RedirectTests {
         #expect(logger.count(.redirected) == 2)
     }
 
-    @Test("307 and 308 keep the method and the body", arguments: [307, 308])
-    func keepMethodAndBody(status: Int) async throws {
+    @Test(
+        "307 and 308 keep the method and the body; 301, 302 and 303 turn a POST into a GET without body",
+        arguments: [
+            (307, "POST", "payload=1"), (308, "POST", "payload=1"), (301, "GET", ""), (302, "GET", ""),
+            (303, "GET", ""),
+        ])
+    func methodAndBody(status: Int, method: String, body: String) async throws {
         let a = try Self.server()
         defer { a.stop() }
         let response = try await TaskPool().send(
@@ -96,21 +101,8 @@ struct RedirectTests {
                 baseURL: a.baseURL, path: Self.path(status, to: a.baseURL + "/echo"), method: .post,
                 task: .data(Data("payload=1".utf8), contentType: "text/plain")))
         let echo = try Self.echo(response)
-        #expect(echo["method"] == "POST")
-        #expect(echo["body"] == "payload=1")
-    }
-
-    @Test("301, 302 and 303 turn a POST into a GET without body", arguments: [301, 302, 303])
-    func becomeGet(status: Int) async throws {
-        let a = try Self.server()
-        defer { a.stop() }
-        let response = try await TaskPool().send(
-            TestEndpoint(
-                baseURL: a.baseURL, path: Self.path(status, to: a.baseURL + "/echo"), method: .post,
-                task: .data(Data("payload=1".utf8), contentType: "text/plain")))
-        let echo = try Self.echo(response)
-        #expect(echo["method"] == "GET")
-        #expect(echo["body"] == "")
+        #expect(echo["method"] == method)
+        #expect(echo["body"] == body)
     }
 
     @Test("never: the task ends with the 3xx, and the target sees nothing")

@@ -49,19 +49,26 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// the wait would hold up the pool's deadline timers and everything else queued there.
     let control = DispatchQueue(label: "NetworkCore.URLSessionTransport.control")
 
-    /// Starts a transfer of `request` in `session`, reporting to `context`, and returns at once: the task
-    /// is made and resumed on ``control``, since both wait for the session's queue, which a busy session
-    /// (a large answer, thousands of headers) can hold for seconds; the caller, and with it the pool's
-    /// deadline for the task, must not wait with it.
+    /// Starts a transfer of `request` in `session`, reporting to `context`, and returns without waiting
+    /// for a busy session: making and resuming a task both wait for the session's queue, which a busy
+    /// session (a large answer, thousands of headers) can hold for seconds, and the caller, and with it
+    /// the pool's deadline for the task, must not wait with it. So while other transfers of the session
+    /// run, the task is made and resumed on ``control``; when none does, the queue is idle and the caller
+    /// makes it itself, sparing a request sent alone the hop to another thread.
     func start(
         _ request: URLRequest, in session: URLSession, context: TransportContext, completion: @escaping Completion
     ) -> Entry {
         let entry = Entry(context: context, completion: completion)
-        control.async { [self] in send(request, for: entry, in: session) }
+        if tasks.withLock({ $0.isEmpty }) {
+            send(request, for: entry, in: session)
+        } else {
+            control.async { [self] in send(request, for: entry, in: session) }
+        }
         return entry
     }
 
-    /// Sends `request` as the entry's task, unless the entry was cancelled first; call on ``control``.
+    /// Sends `request` as the entry's task, unless the entry was cancelled first; on ``control``, or on
+    /// the caller's thread while the session has no other transfer.
     private func send(_ request: URLRequest, for entry: Entry, in session: URLSession) {
         let task = session.dataTask(with: request)
         let cancelled = tasks.withLock { tasks in
