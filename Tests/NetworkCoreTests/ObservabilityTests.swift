@@ -159,7 +159,8 @@ struct ObservabilityTests {
         .enabled(if: HTTPBin.url != nil, "NETWORKCORE_HTTPBIN_URL is not set"))
     func stallDrip() async throws {
         let logger = InMemoryLogger()
-        let pool = TaskPool(configuration: .init(logger: logger, stallThreshold: 0.5))
+        // A threshold well above what a loaded 2-core machine takes for /get, well below the drip's 2 s of silence.
+        let pool = TaskPool(configuration: .init(logger: logger, stallThreshold: 1))
         _ = try await pool.send(HTTPBinEndpoint.get(["fast": true]), id: "fast")
         _ = try await pool.send(DripEndpoint(), id: "drip")
         let stalled = logger.events(.stalled).map(\.taskID)
@@ -250,5 +251,5 @@ struct ServiceEndpoint: Endpoint {
 struct DripEndpoint: Endpoint {
     var baseURL: String { HTTPBin.url ?? "http://127.0.0.1:1" }
     var path: String { "drip" }
-    var task: HTTPTask { .urlParameters(["duration": 1, "numbytes": 2, "delay": 1, "code": 200]) }
+    var task: HTTPTask { .urlParameters(["duration": 1, "numbytes": 2, "delay": 2, "code": 200]) }
 }

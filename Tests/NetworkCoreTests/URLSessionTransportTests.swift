@@ -188,8 +188,9 @@ struct URLSessionTransportLoopbackTests {
     @Test("the caller that started a send is cancelled; a caller that joined it still gets the answer")
     func joinedCallerOutlivesTheStarter() async throws {
         let body = Data(#"{"ok":true}"#.utf8)
-        // Answered after the cancel below; the only request the server sees, however many callers wait.
-        let server = try LoopbackServer { _ in .delayed(0.5 * slowRunScale, StubResponse(body: body)) }
+        // Answered after the cancel below (long enough for the steps before it on a loaded machine); the only
+        // request the server sees, however many callers wait.
+        let server = try LoopbackServer { _ in .delayed(2 * slowRunScale, StubResponse(body: body)) }
         defer { server.stop() }
         // The deadline only bounds the test, should the answer be lost with the starter.
         let pool = TaskPool(
