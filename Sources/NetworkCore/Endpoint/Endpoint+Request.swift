@@ -39,7 +39,8 @@ extension Endpoint {
         if method != .get {
             // A method is a token: anything else (a space, a line break) would rewrite the request line.
             guard HeaderName.isToken(method.rawValue) else {
-                throw .invalidEndpoint(url: urlString, reason: "'\(method.rawValue)' is not a valid HTTP method")
+                throw .invalidEndpoint(
+                    url: urlString, reason: "\(String(reflecting: method.rawValue)) is not a valid HTTP method")
             }
             request.httpMethod = method.rawValue
         }
@@ -186,9 +187,10 @@ extension Endpoint {
         switch HeaderName.merge(headers, into: &fields) {
         case nil: return
         case .invalidName(let name):
-            throw .invalidEndpoint(url: urlString, reason: "'\(name)' is not a valid header name")
+            throw .invalidEndpoint(url: urlString, reason: "\(String(reflecting: name)) is not a valid header name")
         case .invalidValue(let name):
-            throw .invalidEndpoint(url: urlString, reason: "the value of header '\(name)' contains a line break")
+            throw .invalidEndpoint(
+                url: urlString, reason: "the value of header \(String(reflecting: name)) contains a line break")
         }
     }
 
