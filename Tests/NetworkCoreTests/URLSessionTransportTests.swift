@@ -194,7 +194,8 @@ struct URLSessionTransportLoopbackTests {
         defer { server.stop() }
         // The deadline only bounds the test, should the answer be lost with the starter.
         let pool = TaskPool(
-            configuration: .init(transport: URLSessionTransport(configuration: .ephemeral), resourceTimeout: 10))
+            configuration: .init(
+                transport: URLSessionTransport(configuration: .ephemeral), resourceTimeout: 10 * slowRunScale))
         let endpoint = TestEndpoint(baseURL: server.baseURL, path: "/shared")
         let starter = Task { try await pool.send(endpoint, id: "shared") }
         #expect(await eventually { pool.task(id: "shared")?.phase == .sending })
