@@ -99,19 +99,22 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         let length = response.expectedContentLength
-        let entry = tasks.withLock { tasks -> Entry? in
+        let found = tasks.withLock { tasks -> (entry: Entry, tooLarge: Bool)? in
             guard let entry = tasks[dataTask.taskIdentifier] else { return nil }
-            if length > entry.context.maximumResponseBytes { return tasks.removeValue(forKey: dataTask.taskIdentifier) }
+            // Announced too large: not read at all; the entry leaves now and completes below.
+            if length > entry.context.maximumResponseBytes {
+                tasks.removeValue(forKey: dataTask.taskIdentifier)
+                return (entry, true)
+            }
             entry.response = response as? HTTPURLResponse
             entry.body = Data()
             entry.expectedLength = length > 0 && length < 64 << 20 ? Int(length) : 0
-            return entry
+            return (entry, false)
         }
-        guard let entry else { return completionHandler(.allow) }
-        if entry.response == nil, length > entry.context.maximumResponseBytes {
-            // Announced too large: not read at all.
+        guard let (entry, tooLarge) = found else { return completionHandler(.allow) }
+        if tooLarge {
             completionHandler(.cancel)
-            return tooLarge(entry, task: dataTask)
+            return self.tooLarge(entry, task: dataTask)
         }
         entry.context.didReceiveResponse()
         completionHandler(.allow)
