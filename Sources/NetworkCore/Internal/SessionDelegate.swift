@@ -70,6 +70,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// Sends `request` as the entry's task, unless the entry was cancelled first; on ``control``, or on
     /// the caller's thread while the session has no other transfer.
     private func send(_ request: URLRequest, for entry: Entry, in session: URLSession) {
+        // Cancelled while waiting here: no task is made. A session keeps every task it made until that
+        // task completes, and one never resumed never does.
+        if tasks.withLock({ _ in entry.cancelled }) { return entry.completion(.failure(URLError(.cancelled))) }
         let task = session.dataTask(with: request)
         let cancelled = tasks.withLock { tasks in
             guard !entry.cancelled else { return true }
@@ -80,7 +83,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             tasks[task.taskIdentifier] = entry
             return false
         }
-        if cancelled { return entry.completion(.failure(URLError(.cancelled))) }
+        if cancelled {
+            task.cancel()  // made, never resumed: cancelling completes it, and the session lets it go
+            return entry.completion(.failure(URLError(.cancelled)))
+        }
         task.resume()
     }
 
