@@ -36,6 +36,18 @@ struct RedirectTests {
         "to/\(status)/" + target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
     }
 
+    /// Expects `send` to end with the 302 itself: the redirect was not followed.
+    static func expectNotFollowed(
+        _ send: () async throws(NetworkError) -> Response, sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        do {
+            _ = try await send()
+            Issue.record("the redirect was followed", sourceLocation: sourceLocation)
+        } catch {
+            #expect(error.statusCode == 302, sourceLocation: sourceLocation)
+        }
+    }
+
     static func echo(_ response: Response) throws -> [String: String] {
         try #require(JSONSerialization.jsonObject(with: response.body) as? [String: String])
     }
@@ -110,11 +122,8 @@ struct RedirectTests {
         let (a, b) = (try Self.server(), try Self.server())
         defer { a.stop(); b.stop() }
         let pool = TaskPool(configuration: .init(redirectPolicy: .never))
-        do {
-            _ = try await pool.send(TestEndpoint(baseURL: a.baseURL, path: Self.path(302, to: b.baseURL + "/echo")))
-            Issue.record("the redirect was followed")
-        } catch {
-            #expect(error.statusCode == 302)
+        await Self.expectNotFollowed { () async throws(NetworkError) in
+            try await pool.send(TestEndpoint(baseURL: a.baseURL, path: Self.path(302, to: b.baseURL + "/echo")))
         }
         #expect(b.requests.isEmpty)
     }
@@ -131,11 +140,8 @@ struct RedirectTests {
         let pool = TaskPool()
         let home = try await pool.send(Home(baseURL: a.baseURL, path: Self.path(302, to: a.baseURL + "/echo")))
         #expect(try Self.echo(home)["method"] == "GET")
-        do {
-            _ = try await pool.send(Home(baseURL: a.baseURL, path: Self.path(302, to: b.baseURL + "/echo")))
-            Issue.record("a redirect to another origin was followed")
-        } catch {
-            #expect(error.statusCode == 302)
+        await Self.expectNotFollowed { () async throws(NetworkError) in
+            try await pool.send(Home(baseURL: a.baseURL, path: Self.path(302, to: b.baseURL + "/echo")))
         }
         #expect(b.requests.isEmpty)
     }
@@ -149,11 +155,8 @@ struct RedirectTests {
         // Five redirects before the answer: the fourth is one too many.
         var target = a.baseURL + "/echo"
         for _ in 0..<4 { target = a.baseURL + "/" + Self.path(302, to: target) }
-        do {
-            _ = try await pool.send(TestEndpoint(baseURL: a.baseURL, path: Self.path(302, to: target)))
-            Issue.record("a fourth redirect was followed")
-        } catch {
-            #expect(error.statusCode == 302)
+        await Self.expectNotFollowed { () async throws(NetworkError) in
+            try await pool.send(TestEndpoint(baseURL: a.baseURL, path: Self.path(302, to: target)))
         }
         #expect(logger.count(.redirected) == 3)
     }

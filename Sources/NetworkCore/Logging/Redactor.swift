@@ -69,11 +69,7 @@ public struct Redactor: Sendable {
     public func redact(_ urlString: String) -> String {
         var parts = URLParts(urlString)
         parts.head = redactUserInfo(parts.head)
-        let pairs = parts.pairs.map { pair in
-            isSensitive(pair.name)
-                ? "\(pair.rawPair.split(separator: "=", maxSplits: 1)[0])=\(Self.placeholder)" : pair.rawPair
-        }
-        let joined = URLParts.join(head: parts.head, pairs: pairs)
+        let joined = URLParts.join(head: parts.head, pairs: redactedPairs(of: parts))
         // A fragment may carry credentials too (`#access_token=…` in OAuth's implicit flow).
         return parts.fragment.map { joined + "#" + redact(fragment: $0) } ?? joined
     }
@@ -81,10 +77,15 @@ public struct Redactor: Sendable {
     /// A fragment with the values of sensitive `name=value` pairs hidden.
     private func redact(fragment: String) -> String {
         guard fragment.contains("=") else { return fragment }
-        return URLParts("?" + fragment).pairs.map { pair in
+        return redactedPairs(of: URLParts("?" + fragment)).joined(separator: "&")
+    }
+
+    /// The query's `name=value` pairs as written, the values of sensitive ones hidden.
+    private func redactedPairs(of parts: URLParts) -> [String] {
+        parts.pairs.map { pair in
             isSensitive(pair.name)
                 ? "\(pair.rawPair.split(separator: "=", maxSplits: 1)[0])=\(Self.placeholder)" : pair.rawPair
-        }.joined(separator: "&")
+        }
     }
 
     /// The headers with sensitive values hidden.
