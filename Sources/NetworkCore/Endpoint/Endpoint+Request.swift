@@ -72,7 +72,7 @@ extension Endpoint {
         var base = baseURL.trimmingWhitespace()
         if let problem = base.withUTF8(Self.problem(ofBase:)) { throw .invalidEndpoint(url: base, reason: problem) }
         let path = path.trimmingWhitespace()
-        if let segment = Self.dotSegment(inPathOf: base) ?? Self.dotSegment(inPathOf: path, isPath: true) {
+        if let segment = Self.dotSegment(in: URLParts.split(head: base).path) ?? Self.dotSegment(in: path[...]) {
             // A `..` would be resolved on the way (`files/../../admin` reaches `/admin`): the request would go
             // somewhere the endpoint does not name. Names taken from input belong in a path encoded as data.
             throw .invalidEndpoint(
@@ -85,16 +85,9 @@ extension Endpoint {
         return url
     }
 
-    /// The first `.` or `..` segment (also written `%2e`) in the path of `text`, a base URL or, with
-    /// `isPath`, an endpoint's path; up to any `?`.
-    static func dotSegment(inPathOf text: String, isPath: Bool = false) -> String? {
-        var bytes = Substring(text).utf8[...]
-        if !isPath {
-            var contiguous = text  // `withUTF8` needs a mutable string; a native one is not copied
-            guard let separator = contiguous.withUTF8(URLParts.schemeSeparator(in:)) else { return nil }
-            bytes = bytes.dropFirst(separator + 3)
-            bytes = bytes[(bytes.firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex)...]
-        }
+    /// The first `.` or `..` segment (also written `%2e`) in `path`, up to any `?`.
+    static func dotSegment(in path: Substring) -> String? {
+        var bytes = path.utf8[...]
         bytes = bytes[..<(bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex)]
         // One pass without allocating: only a segment of at most 6 bytes that starts with `.` or `%` is looked at.
         var start = bytes.startIndex

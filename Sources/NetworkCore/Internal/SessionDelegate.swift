@@ -43,10 +43,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     private let tasks = Locked<[Int: Entry]>([:])
-    /// Where transfers are cancelled and follow-up tasks started: `URLSessionTask.cancel()` and
-    /// `URLSession.dataTask(with:)` wait for the session's queue, so they run on a queue of the
-    /// transport's own, never on the session's queue, a caller's thread or a shared global queue, where
-    /// the wait would hold up the pool's deadline timers and everything else queued there.
+    /// Where transfers are cancelled, follow-up tasks started, and tasks started while the session is
+    /// busy: `URLSessionTask.cancel()`, `URLSession.dataTask(with:)` and `resume()` wait for the session's
+    /// queue, so they run on a queue of the transport's own, never on the session's queue, a busy
+    /// caller's thread or a shared global queue, where the wait would hold up the pool's deadline timers
+    /// and everything else queued there (see ``start(_:in:context:completion:)`` for the one exception).
     let control = DispatchQueue(label: "NetworkCore.URLSessionTransport.control")
 
     /// Starts a transfer of `request` in `session`, reporting to `context`, and returns without waiting
@@ -210,8 +211,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let entry = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        if error == nil, let followUp = tasks.withLock({ _ in entry.followUp }) {
+        // The entry and a follow-up it may have, in one critical section: every transfer ends here.
+        let ended = tasks.withLock { tasks -> (entry: Entry, followUp: URLRequest?)? in
+            tasks.removeValue(forKey: task.taskIdentifier).map { ($0, $0.followUp) }
+        }
+        guard let (entry, followUp) = ended else { return }
+        if error == nil, let followUp {
             return control.async { [self] in send(followUp, for: entry, in: session) }
         }
         if let error {

@@ -55,7 +55,9 @@ public struct RedirectPolicy: Hashable, Sendable, CustomStringConvertible {
         guard hop <= maximumHops else { return false }
         switch rule {
         case .follow: return true
-        case .sameOrigin: return Self.origin(of: from) != nil && Self.origin(of: from) == Self.origin(of: to)
+        case .sameOrigin:
+            guard let origin = Self.origin(of: from) else { return false }
+            return origin == Self.origin(of: to)
         case .never: return false
         }
     }
@@ -89,7 +91,8 @@ public struct RedirectPolicy: Hashable, Sendable, CustomStringConvertible {
         default:
             break
         }
-        if origin(of: previous.url) == nil || origin(of: previous.url) != origin(of: next.url) {
+        let from = origin(of: previous.url)
+        if from == nil || from != origin(of: next.url) {
             for name in (next.allHTTPHeaderFields ?? [:]).keys where Redactor.default.isSensitive(name) {
                 next.setValue(nil, forHTTPHeaderField: name)
             }
