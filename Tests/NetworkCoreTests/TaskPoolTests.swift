@@ -494,7 +494,7 @@ final class QueueTaskExecutor: TaskExecutor {
 
 extension DataTask {
     /// How many callers wait for this task.
-    var waiterCount: Int { lock.withLock { storage.waiters.count } }
+    var waiterCount: Int { lock.withLock { storage.machine.waiters.count } }
 }
 
 @Suite("Joining: only the same call on the wire")

@@ -202,9 +202,9 @@ struct URLSessionTransportLoopbackTests {
         let task = try #require(pool.task(id: "shared"))
         // The starter waits as the one to finish the task (it adds itself as a waiter just after the
         // transfer starts, so wait for it); a caller of the same call joins it.
-        #expect(await eventually { task.lock.withLock { task.storage.waiters.count { $0.resumer.isFinisher } } == 1 })
+        #expect(await eventually { task.lock.withLock { task.storage.machine.waiters.count { $0.resumer.isFinisher } } == 1 })
         let joined = Task { try await pool.send(endpoint, id: "shared") }
-        #expect(await eventually { task.lock.withLock { task.storage.waiters.count } == 2 })
+        #expect(await eventually { task.lock.withLock { task.storage.machine.waiters.count } == 2 })
         starter.cancel()
         guard case .failure(NetworkError.cancelled) = await starter.result else {
             Issue.record("the cancelled starter ended with \(await starter.result)")
@@ -262,7 +262,7 @@ struct URLSessionTransportLoopbackTests {
         }
         #expect(await eventually { pool.task(id: "slow")?.phase == .sending })
         let task = try #require(pool.task(id: "slow"))
-        let runner = task.lock.withLock { task.storage.runner }
+        let runner = task.lock.withLock { task.storage.machine.runner }
         switch (sending, runner) {
         case (.awaited, .transfer), (.awaitedWithInterceptor, .task), (.completionHandler, .task): break
         default: Issue.record("\(sending) runs in \(String(describing: runner))")

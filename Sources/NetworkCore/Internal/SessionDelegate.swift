@@ -4,42 +4,55 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The data delegate of a ``URLSessionTransport``'s session: collects each task's body, reports
-/// its first byte, body bytes and redirects to the task's context, and completes it exactly once.
-/// It counts bytes itself because FoundationNetworking never updates a data task's progress.
+/// The data delegate of a ``URLSessionTransport``'s session: passes each task's head, body chunks,
+/// redirects and end to the transfer's ``TransportEvents``, exactly once to its end. It counts bytes as
+/// they arrive because FoundationNetworking never updates a data task's progress.
 ///
 /// On FoundationNetworking its methods run on the session's own queue (see ``URLSessionTransport``),
 /// so none of them may wait for the session: what would (answering an authentication challenge,
 /// which suspends and resumes the task) is handed to another queue.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked Sendable: all mutable state is in `tasks`, a `Locked`.
-    typealias Completion = @Sendable (Result<(Data, HTTPURLResponse), any Error>) -> Void
 
-    /// A running transfer's answer so far. A class, so that each event finds it with one lookup and
-    /// changes it in place: a struct in the dictionary was copied out and back for every field set.
-    final class Entry: @unchecked Sendable {
-        // @unchecked Sendable: every `var` is read and written only under `tasks`' lock.
-        /// The `URLSessionTask` carrying the transfer now, once ``start(_:in:context:completion:)`` has made it:
+    /// A running transfer: the control the pool cancels it with. A class, so that each event finds it
+    /// with one lookup and changes it in place.
+    final class Entry: TransportControl, @unchecked Sendable {
+        // @unchecked Sendable: every `var` is read and written only under the delegate's `tasks` lock.
+        /// The `URLSessionTask` carrying the transfer now, once ``start(_:body:in:events:)`` has made it:
         /// a redirect the delegate follows itself replaces it.
         var task: URLSessionTask?
-        /// Cancelled by ``Transfer/cancel()``: no further task is started for it.
+        /// Cancelled by ``cancel()``: no further task is started for it.
         var cancelled = false
+        /// Paused by the pool: the current task is suspended.
+        var paused = false
         /// The request to send once the current task has delivered its redirect response (see
         /// ``urlSession(_:task:willPerformHTTPRedirection:newRequest:completionHandler:)``).
         var followUp: URLRequest?
-        var body = Data()
-        var response: HTTPURLResponse?
-        /// The body's length as the response announced it, or 0.
-        var expectedLength = 0
         /// Redirects so far.
         var hops = 0
-        let context: TransportContext
-        let completion: Completion
+        /// The response's head has arrived in the current task.
+        var answered = false
+        let body: RequestBody
+        let events: TransportEvents
+        let delegate: SessionDelegate
 
-        init(context: TransportContext, completion: @escaping Completion) {
-            self.context = context
-            self.completion = completion
+        init(body: RequestBody, events: TransportEvents, delegate: SessionDelegate) {
+            self.body = body
+            self.events = events
+            self.delegate = delegate
         }
+
+        /// Cancels the transfer; its events get `URLError(.cancelled)` unless it has had its answer.
+        ///
+        /// Not on the calling thread: this may run where a Swift task's status is locked (a cancellation
+        /// handler) or on the session's own queue, and `URLSessionTask.cancel()` waits for that queue, where
+        /// a delegate call may be resuming this very task. It runs on the transport's own control queue (see
+        /// ``SessionDelegate/control``), so that the wait holds up nothing else.
+        func cancel() { delegate.cancel(self) }
+
+        func pauseReceiving() { delegate.setPaused(true, self) }
+
+        func resumeReceiving() { delegate.setPaused(false, self) }
     }
 
     private let tasks = Locked<[Int: Entry]>([:])
@@ -47,19 +60,17 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// busy: `URLSessionTask.cancel()`, `URLSession.dataTask(with:)` and `resume()` wait for the session's
     /// queue, so they run on a queue of the transport's own, never on the session's queue, a busy
     /// caller's thread or a shared global queue, where the wait would hold up the pool's deadline timers
-    /// and everything else queued there (see ``start(_:in:context:completion:)`` for the one exception).
+    /// and everything else queued there (see ``start(_:body:in:events:)`` for the one exception).
     let control = DispatchQueue(label: "NetworkCore.URLSessionTransport.control")
 
-    /// Starts a transfer of `request` in `session`, reporting to `context`, and returns without waiting
+    /// Starts a transfer of `request` in `session`, reporting to `events`, and returns without waiting
     /// for a busy session: making and resuming a task both wait for the session's queue, which a busy
     /// session (a large answer, thousands of headers) can hold for seconds, and the caller, and with it
     /// the pool's deadline for the task, must not wait with it. So while other transfers of the session
     /// run, the task is made and resumed on ``control``; when none does, the queue is idle and the caller
     /// makes it itself, sparing a request sent alone the hop to another thread.
-    func start(
-        _ request: URLRequest, in session: URLSession, context: TransportContext, completion: @escaping Completion
-    ) -> Entry {
-        let entry = Entry(context: context, completion: completion)
+    func start(_ request: URLRequest, body: RequestBody, in session: URLSession, events: TransportEvents) -> Entry {
+        let entry = Entry(body: body, events: events, delegate: self)
         if tasks.withLock({ $0.isEmpty }) {
             send(request, for: entry, in: session)
         } else {
@@ -73,20 +84,25 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     private func send(_ request: URLRequest, for entry: Entry, in session: URLSession) {
         // Cancelled while waiting here: no task is made. A session keeps every task it made until that
         // task completes, and one never resumed never does.
-        if tasks.withLock({ _ in entry.cancelled }) { return entry.completion(.failure(URLError(.cancelled))) }
-        let task = session.dataTask(with: request)
+        if tasks.withLock({ _ in entry.cancelled }) { return entry.events.fail(URLError(.cancelled)) }
+        let task: URLSessionTask
+        switch entry.body {
+        case .file(let url) where request.httpMethod != "GET" && request.httpMethod != "HEAD":
+            task = session.uploadTask(with: request, fromFile: url)
+        default:
+            task = session.dataTask(with: request)
+        }
         let cancelled = tasks.withLock { tasks in
             guard !entry.cancelled else { return true }
             entry.task = task
             entry.followUp = nil
-            entry.response = nil
-            entry.body = Data()
+            entry.answered = false
             tasks[task.taskIdentifier] = entry
             return false
         }
         if cancelled {
             task.cancel()  // made, never resumed: cancelling completes it, and the session lets it go
-            return entry.completion(.failure(URLError(.cancelled)))
+            return entry.events.fail(URLError(.cancelled))
         }
         task.resume()
     }
@@ -101,58 +117,61 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         if let task { control.async { task.cancel() } }
     }
 
+    /// Suspends or resumes the entry's current task, on ``control``.
+    func setPaused(_ paused: Bool, _ entry: Entry) {
+        let task = tasks.withLock { _ -> URLSessionTask? in
+            guard entry.paused != paused, !entry.cancelled else { return nil }
+            entry.paused = paused
+            return entry.task
+        }
+        guard let task else { return }
+        control.async {
+            if paused { task.suspend() } else { task.resume() }
+        }
+    }
+
     func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        let length = response.expectedContentLength
-        let found = tasks.withLock { tasks -> (entry: Entry, tooLarge: Bool)? in
+        let entry = tasks.withLock { tasks -> Entry? in
             guard let entry = tasks[dataTask.taskIdentifier] else { return nil }
-            // Announced too large: not read at all; the entry leaves now and completes below.
-            if length > entry.context.maximumResponseBytes {
-                tasks.removeValue(forKey: dataTask.taskIdentifier)
-                return (entry, true)
-            }
-            entry.response = response as? HTTPURLResponse
-            entry.body = Data()
-            entry.expectedLength = length > 0 && length < 64 << 20 ? Int(length) : 0
-            return (entry, false)
+            entry.answered = true
+            return entry
         }
-        guard let (entry, tooLarge) = found else { return completionHandler(.allow) }
-        if tooLarge {
+        guard let entry else { return completionHandler(.allow) }
+        guard let response = response as? HTTPURLResponse else {
             completionHandler(.cancel)
-            return self.tooLarge(entry, task: dataTask)
+            return stop(entry, task: dataTask, reporting: URLError(.badServerResponse))
         }
-        entry.context.didReceiveResponse()
-        completionHandler(.allow)
+        if entry.events.receive(head: response) { return completionHandler(.allow) }
+        // Over: too large, or its task has ended. Nothing more is reported.
+        completionHandler(.cancel)
+        stop(entry, task: dataTask, reporting: nil)
     }
 
-    /// Ends the transfer with ``NetworkError/responseTooLarge(limit:)``: its task is cancelled and its
-    /// entry, already removed, completes now.
-    private func tooLarge(_ entry: Entry, task: URLSessionTask) {
+    /// Ends the entry: it leaves the table, its task is cancelled, and `error`, if any, is its end.
+    private func stop(_ entry: Entry, task: URLSessionTask, reporting error: (any Error)?) {
+        tasks.withLock { tasks in
+            if tasks[task.taskIdentifier] === entry { tasks.removeValue(forKey: task.taskIdentifier) }
+        }
         control.async { task.cancel() }
-        entry.completion(.failure(NetworkError.responseTooLarge(limit: entry.context.maximumResponseBytes)))
+        if let error { entry.events.fail(error) }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        var overflowed: Entry?
-        let entry = tasks.withLock { tasks -> Entry? in
-            guard let entry = tasks[dataTask.taskIdentifier] else { return nil }
-            guard entry.body.count + data.count <= entry.context.maximumResponseBytes else {
-                overflowed = tasks.removeValue(forKey: dataTask.taskIdentifier)
-                return nil
-            }
-            if entry.body.isEmpty {
-                entry.body = data  // kept as it came: a body that arrives in one piece is not copied
-            } else {
-                // The first append copies the first piece into a buffer of the announced length.
-                if entry.expectedLength > entry.body.count { entry.body.reserveCapacity(entry.expectedLength) }
-                entry.body.append(data)
-            }
-            return entry
-        }
-        if let overflowed { return tooLarge(overflowed, task: dataTask) }
-        entry?.context.didReceive(bytes: data.count)
+        guard let entry = tasks.withLock({ $0[dataTask.taskIdentifier] }) else { return }
+        if !entry.events.receive(body: data) { stop(entry, task: dataTask, reporting: nil) }
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        guard let entry = tasks.withLock({ $0[task.taskIdentifier] }) else { return }
+        entry.events.sent(
+            totalBytes: Int(totalBytesSent),
+            expected: totalBytesExpectedToSend > 0 ? Int(totalBytesExpectedToSend) : nil)
     }
 
     func urlSession(
@@ -169,9 +188,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         guard let (entry, hop) = entry, let previous = task.currentRequest ?? task.originalRequest else {
             return completionHandler(nil)
         }
-        let policy = entry.context.redirectPolicy
+        let policy = entry.events.redirectPolicy
         guard policy.allows(hop: hop, from: previous.url, to: request.url) else { return completionHandler(nil) }
-        entry.context.didRedirect(statusCode: response.statusCode, to: request.url)
+        entry.events.redirected(statusCode: response.statusCode, to: request.url)
         let next = RedirectPolicy.nextRequest(after: previous, statusCode: response.statusCode, proposed: request)
         #if canImport(FoundationNetworking)
             // FoundationNetworking sends a followed redirect without a body: a 307 or 308 that keeps one is
@@ -194,13 +213,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             // the task unfinished for ever. Deliver the 401 as it came, for validation and interceptors to
             // judge; then end the URLSessionTask, whose own completion finds nothing left to report.
             let answered = tasks.withLock { tasks -> Entry? in
-                guard challenge.proposedCredential == nil, tasks[task.taskIdentifier]?.response != nil else {
+                guard challenge.proposedCredential == nil, tasks[task.taskIdentifier]?.answered == true else {
                     return nil
                 }
                 return tasks.removeValue(forKey: task.taskIdentifier)
             }
-            if let answered, let response = answered.response {
-                answered.completion(.success((answered.body, response)))
+            if let answered {
+                answered.events.finish()
                 control.async { completionHandler(.cancelAuthenticationChallenge, nil) }
             } else {
                 control.async { completionHandler(.performDefaultHandling, nil) }
@@ -212,24 +231,25 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         // The entry and a follow-up it may have, in one critical section: every transfer ends here.
-        let ended = tasks.withLock { tasks -> (entry: Entry, followUp: URLRequest?)? in
-            tasks.removeValue(forKey: task.taskIdentifier).map { ($0, $0.followUp) }
+        let ended = tasks.withLock { tasks -> (entry: Entry, followUp: URLRequest?, answered: Bool)? in
+            tasks.removeValue(forKey: task.taskIdentifier).map { ($0, $0.followUp, $0.answered) }
         }
-        guard let (entry, followUp) = ended else { return }
+        guard let (entry, followUp, answered) = ended else { return }
         if error == nil, let followUp {
             return control.async { [self] in send(followUp, for: entry, in: session) }
         }
         if let error {
             // FoundationNetworking reports a connection closed mid-body as an unknown error (-1): once the
             // head has arrived, that is a lost connection, as transient as a reset.
-            if let urlError = error as? URLError, urlError.code == .unknown, entry.response != nil {
-                return entry.completion(.failure(URLError(.networkConnectionLost, userInfo: urlError.userInfo)))
+            if let urlError = error as? URLError, urlError.code == .unknown, answered {
+                return entry.events.fail(URLError(.networkConnectionLost, userInfo: urlError.userInfo))
             }
-            entry.completion(.failure(error))
-        } else if let response = entry.response ?? task.response as? HTTPURLResponse {
-            entry.completion(.success((entry.body, response)))
+            entry.events.fail(error)
+        } else if !answered, let response = task.response as? HTTPURLResponse {
+            // A head the data delegate never saw (a redirect not followed): the answer, without a body.
+            if entry.events.receive(head: response) { entry.events.finish() }
         } else {
-            entry.completion(.failure(URLError(.badServerResponse)))
+            entry.events.finish()
         }
     }
 }

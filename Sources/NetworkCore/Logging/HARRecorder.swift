@@ -146,9 +146,8 @@ public struct RecordingTransport: Transport {
         let startedAt = Date()
         let start = MonotonicClock.now()
         let firstByte = Locked<UInt64?>(nil)
-        let timed = TransportContext(taskID: context.taskID, endpoint: context.endpoint) { progress in
+        let timed = context.observing { progress in
             if case .response = progress { firstByte.withLock { $0 = $0 ?? MonotonicClock.now() } }
-            context.report(progress)
         }
         do {
             let (body, response) = try await base.send(request, context: timed)

@@ -53,7 +53,7 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     typealias Waiter = (token: UInt64, resumer: Resumer)
 
     /// How a caller waiting for the outcome is told: its suspended Swift task, or a completion handler.
-    enum Resumer: Sendable {
+    enum Resumer: Sendable, TaskWaiter {
         /// An `async` caller. Unchecked: the pool resumes it exactly once, as it does every waiter
         /// (a waiter is removed from the task under the lock before it is resumed), and a checked
         /// continuation would cost an allocation of its own on every send.
@@ -88,8 +88,8 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     /// A transport's answer to one attempt of a task, and when it came.
     struct Answer: Sendable {
         let result: Result<(Data, HTTPURLResponse), any Error>
-        let attempt: Int
-        let bytesSent: Int
+        var attempt: Int
+        var bytesSent: Int
         /// When the answer arrived, by `MonotonicClock`: the attempt's end.
         let time: UInt64
     }
@@ -98,10 +98,8 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     typealias Waiters = InlineFirstList<Waiter>
 
     struct Storage {
-        var attempts = 1
-        var phase = Phase.preparing
-        var watchdog: Alarm?
-        var stallMonitor: Alarm?
+        /// The task's life: phase, attempts, waiters, runner, timers, outcome (see ``TaskStateMachine``).
+        var machine = TaskStateMachine<Resumer>()
         var stallReported = false
         var lastProgress: UInt64 = 0
         var started: UInt64?
@@ -113,26 +111,25 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         var openAttempt: (number: Int, bytesSent: Int)?
         var attemptTimings = InlineFirstList<TaskTimings.Attempt>()
         var bytesReceived = 0
+        /// Body bytes of the request sent so far in the current attempt, and how many it has, when known.
+        var bytesSent = 0
+        var bytesToSend: Int?
         /// Redirects followed, in every attempt.
         var redirects = 0
-        /// When the task ended; set with `outcome`, in `TaskPool.end`, the one place a task ends.
+        /// When the task ended; set in `TaskPool.end`, the one place a task ends.
         var endTime: UInt64?
-        var outcome: Outcome?
-        var waiters = Waiters()
-        /// The finisher has been handed the answer and is ending the task: it no longer waits among
-        /// `waiters`, yet the task is not abandoned when the last of them withdraws.
-        var finishing = false
-        var runner: Runner?
 
-        /// Whether the task has ended. Asked of `endTime`, a plain integer, rather than of `outcome`,
-        /// whose every read copies a `Result` through its value witnesses.
+        /// Whether the task has ended. Asked of `endTime`, a plain integer, rather than of the machine's
+        /// state, whose every read copies a `Result` through its value witnesses.
         var hasEnded: Bool { endTime != nil }
+        var outcome: Outcome? { machine.outcome }
+        var attempts: Int { machine.attempts }
     }
 
     /// What performs a task: a Swift task, or, when nothing needs one, the transfer itself.
     enum Runner: Sendable {
         case task(Task<Void, Never>)
-        case transfer(Transfer)
+        case transfer(any TransportControl)
 
         func cancel() {
             switch self {
@@ -189,7 +186,7 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     public var attempts: Int { lock.withLock { storage.attempts } }
 
     /// What the task is doing now: preparing, waiting for a credential, sending, receiving, backing off.
-    public var phase: Phase { lock.withLock { storage.hasEnded ? .ended : storage.phase } }
+    public var phase: Phase { lock.withLock { storage.machine.phase } }
 
     /// Body bytes received so far.
     public var bytesReceived: Int { lock.withLock { storage.bytesReceived } }
@@ -238,7 +235,7 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     /// The task as a row of data: id, service, method, redacted URL, phase, attempt, elapsed, bytes.
     public var snapshot: TaskSnapshot {
         let (phase, attempts, bytes, redirects) = lock.withLock {
-            (storage.hasEnded ? .ended : storage.phase, storage.attempts, storage.bytesReceived, storage.redirects)
+            (storage.machine.phase, storage.attempts, storage.bytesReceived, storage.redirects)
         }
         return TaskSnapshot(
             id: id, service: service, method: method, url: Redactor.default.redact(request.url),
@@ -248,6 +245,11 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
 
     /// Seconds from the task's start to a monotonic time.
     func offset(_ time: UInt64) -> TimeInterval { MonotonicClock.seconds(from: startTime, to: time) }
+
+    /// Where the body of `request`, an attempt of this task, comes from: its bytes.
+    func body(for request: URLRequest) -> RequestBody {
+        request.httpBody.map(RequestBody.data) ?? .none
+    }
 
     /// Whether `other` is the same call as this task's, so that one answer may serve both: the same on
     /// the wire (method, URL, every header, credentials included, and body), and neither adapted by

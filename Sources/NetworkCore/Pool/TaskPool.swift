@@ -115,10 +115,8 @@ public final class TaskPool: @unchecked Sendable {
     static let keptCapacity = 64
     /// How many tasks `active` has room for (for tests).
     var activeCapacity: Int { lock.withLock { active.capacity } }
-    /// The transport when awaited sends without interceptors can run on it directly (see
-    /// ``run(_:endpoint:deadline:immediately:)``): a `URLSessionTransport` with no pool-wide interceptors. Decided
-    /// once, rather than cast on every send.
-    private let directTransport: URLSessionTransport?
+    /// Whether the pool has interceptors of its own: decided once, rather than asked on every send.
+    let hasInterceptors: Bool
     /// The configuration's default headers checked and spelled canonically once, or `nil` when one is
     /// invalid: then every request checks them again, and fails with the endpoint's URL in its error.
     private let checkedDefaultHeaders: [String: String]?
@@ -126,8 +124,7 @@ public final class TaskPool: @unchecked Sendable {
     /// Creates a pool.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        directTransport =
-            configuration.interceptors.isEmpty ? configuration.transport as? URLSessionTransport : nil
+        hasInterceptors = !configuration.interceptors.isEmpty
         checkedDefaultHeaders = HeaderName.checked(configuration.defaultHeaders)
     }
 
@@ -252,6 +249,14 @@ public final class TaskPool: @unchecked Sendable {
         return (task, isNew && run(task, endpoint: endpoint, deadline: deadline, immediately: immediately))
     }
 
+    /// A number no other waiter or task of the pool has.
+    func nextToken() -> UInt64 {
+        lock.withLock { () -> UInt64 in
+            sequence += 1
+            return sequence
+        }
+    }
+
     /// `id` with the first of ` (2)`, ` (3)`… that no running task has; call with `lock` held.
     private func uniqueID(after id: String) -> String {
         var number = 2
@@ -260,379 +265,42 @@ public final class TaskPool: @unchecked Sendable {
     }
 
     /// Starts the runner, what performs the call and settles it, and the task's watchdog and stall
-    /// monitor. The runner is a Swift task; except for a caller that waits (`immediately`), without
-    /// interceptors, over ``URLSessionTransport``: then it is the `URLSessionTask` alone, whose
-    /// completion wakes the caller with the answer, as `data(for:)` would, and the caller ends the task
-    /// (see ``transfer(_:transport:)``), so no Swift task is created, woken, and waited for in between.
-    /// A Swift runner started `immediately` runs on the caller's thread until its first wait (usually
-    /// for the server), rather than waking another thread first; only for a caller that waits for the
-    /// outcome next, since a transport that answers without waiting then ends the task before `run`
-    /// returns. A send with a completion handler starts a Swift runner, so that its handler is not
-    /// called on the session's queue (unless it joined an awaited send's task whose caller has gone: a
-    /// joined caller is told where the task ends).
-    /// - Returns: whether the task runs as its transfer alone, which its caller finishes (see ``finish(_:with:)``).
+    /// monitor. For a caller that waits (`immediately`) when no interceptor can adapt or retry the
+    /// request, the runner is the transfer alone: the transport's answer wakes the caller, which ends the
+    /// task on its own thread (see ``answered(_:with:)``), so no Swift task is created, woken and waited
+    /// for in between. Otherwise it is a Swift task that runs the attempts (see ``perform(_:endpoint:deadline:)``);
+    /// started `immediately`, it runs on the caller's thread until its first wait. A send with a completion
+    /// handler starts a Swift runner, so that its handler is not called on the transport's thread.
+    /// - Returns: whether the task runs as its transfer alone, which its caller finishes.
     private func run(_ task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?, immediately: Bool) -> Bool {
         log(.started, task)
         // Literal closures where the platform allows: converting a closure value to a task's operation
         // costs allocations of its own per task (`startImmediately` passes one on, on the platforms that
-        // have `Task.immediate`; the fast path over URLSession has no Swift task at all).
+        // have `Task.immediate`; the transfer alone has no Swift task at all).
         let runner: DataTask.Runner
-        if immediately, let transport = directTransport, endpoint.interceptors.isEmpty {
-            runner = .transfer(transfer(task, transport: transport))
+        if immediately, !hasInterceptors, endpoint.interceptors.isEmpty {
+            runner = .transfer(transfer(task))
         } else {
             runner = .task(
                 immediately
-                    ? Self.startImmediately { [self] in
+                    ? immediateTask { [self] in
                         await performAndSettle(task, endpoint: endpoint, deadline: deadline)
                     }
                     : Task { [self] in await performAndSettle(task, endpoint: endpoint, deadline: deadline) })
         }
-        let watchdog = deadline.map { seconds in
+        var timers = TaskStateMachine<DataTask.Resumer>.Timers()
+        timers.watchdog = deadline.map { seconds in
             Alarm(after: seconds) { [self] _ in settle(task, with: .failure(.deadlineExceeded(seconds: seconds))) }
         }
-        let stallMonitor = configuration.stallThreshold.map { threshold in
+        timers.stallMonitor = configuration.stallThreshold.map { threshold in
             Alarm(after: threshold) { [self] alarm in checkForStall(of: task, threshold: threshold, alarm: alarm) }
         }
-        let alreadyEnded = lock.withLock {
-            guard !task.storage.hasEnded else { return true }
-            task.storage.runner = runner
-            task.storage.watchdog = watchdog
-            task.storage.stallMonitor = stallMonitor
-            return false
-        }
-        if alreadyEnded {
+        if let (runner, timers) = lock.withLock({ task.storage.machine.started(runner: runner, timers: timers) }) {
             runner.cancel()
-            watchdog?.cancel()
-            stallMonitor?.cancel()
+            timers.cancel()
         }
         if case .transfer = runner { return true }
         return false
-    }
-
-    /// A Swift task running `operation` on the calling thread until its first wait, where the platform
-    /// has `Task.immediate` (Swift 6.2; macOS, iOS, tvOS and watchOS 26); elsewhere an ordinary task.
-    private static func startImmediately(
-        _ operation: sending @escaping @isolated(any) () async -> Void
-    ) -> Task<Void, Never> {
-        #if compiler(>=6.2)
-            if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-                return Task.immediate(operation: operation)
-            }
-        #endif
-        return Task(operation: operation)
-    }
-
-    /// The runner's work: the call, then the task's end with its outcome.
-    private func performAndSettle(_ task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?) async {
-        settle(task, with: await perform(task, endpoint: endpoint, deadline: deadline), byRunner: true)
-    }
-
-    /// Starts the task's one attempt on `transport` with no Swift task of its own. The transfer's
-    /// completion, on the session's queue, hands the answer to the caller that started the task, which
-    /// finishes it on its own thread: the session's queue runs every transfer of the session one after
-    /// another, so what it does for each limits how many requests a second the session carries. If that
-    /// caller no longer waits (it was cancelled while callers that joined still wait), the completion
-    /// finishes the task itself.
-    private func transfer(_ task: DataTask, transport: URLSessionTransport) -> Transfer {
-        let bytesSent = task.request.httpBody?.count ?? 0
-        let number = openAttempt(of: task, bytesSent: bytesSent)
-        return transport.start(task.request, context: context(of: task)) { [self] result in
-            let answer = DataTask.Answer(
-                result: result, attempt: number, bytesSent: bytesSent, time: MonotonicClock.now())
-            switch takeFinisher(of: task) {
-            case .some(let finisher): finisher.resume(returning: .answered(answer))
-            case nil: finish(task, with: answer)
-            }
-        }
-    }
-
-    /// Takes a running task's finisher out of its waiters and marks the task as being finished, if the
-    /// finisher still waits.
-    private func takeFinisher(of task: DataTask) -> UnsafeContinuation<DataTask.Wake, Never>? {
-        lock.withLock {
-            guard !task.storage.hasEnded,
-                case .finisher(let continuation)? = task.storage.waiters.remove(where: { $0.resumer.isFinisher })?
-                    .resumer
-            else { return nil }
-            task.storage.finishing = true
-            return continuation
-        }
-    }
-
-    /// Closes the attempt with the transport's answer, validates it and ends the task with it.
-    /// - Returns: the task's outcome: this one, or the one that ended it first (a cancel, the deadline).
-    @discardableResult
-    private func finish(_ task: DataTask, with answer: DataTask.Answer) -> DataTask.Outcome {
-        let outcome = outcome(
-            of: answer.attempt, of: task, request: task.request, bytesSent: answer.bytesSent, answer: answer.result,
-            at: answer.time)
-        if settle(task, with: outcome, byRunner: true) { return outcome }
-        return lock.withLock { task.storage.outcome } ?? outcome
-    }
-
-    /// Reports the task once if, while sending or receiving, nothing has arrived for `threshold`
-    /// seconds (at least a millisecond); otherwise sets `alarm` for when that would be.
-    private func checkForStall(of task: DataTask, threshold: TimeInterval, alarm: Alarm) {
-        let limit = max(MonotonicClock.nanoseconds(threshold), 1_000_000)  // NaN too: a millisecond
-        let (idle, watching, ended) = lock.withLock { () -> (UInt64, Bool, Bool) in
-            let phase = task.storage.phase
-            let ended = task.storage.hasEnded
-            return (MonotonicClock.now() &- task.storage.lastProgress, phase == .sending || phase == .receiving, ended)
-        }
-        if ended { return alarm.cancel() }
-        if watching, idle >= limit {
-            lock.withLock { task.storage.stallReported = true }
-            log(.stalled, task, snapshot: task.snapshot)
-            return alarm.cancel()
-        }
-        alarm.set(after: Double(watching ? limit - idle : limit) / 1e9)
-    }
-
-    /// Sends the task's request: once when there are no interceptors; else as
-    /// ``intercepted(_:endpoint:deadline:interceptors:)`` does.
-    private func perform(_ task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?) async -> DataTask.Outcome {
-        let interceptors = configuration.interceptors + endpoint.interceptors
-        guard interceptors.isEmpty else {
-            return await intercepted(task, endpoint: endpoint, deadline: deadline, interceptors: interceptors)
-        }
-        // Nothing can adapt or retry the request: one attempt, and no context for interceptors to read.
-        // The task is still in its first phase, `.preparing`, until the attempt opens.
-        if Task.isCancelled { return .failure(.cancelled) }
-        return await send(task.request, for: task)
-    }
-
-    /// Sends the task's request until it succeeds or no interceptor retries it: adapt, send,
-    /// validate, ask the retry chain, back off, and again.
-    ///
-    /// A function of its own, never inlined, because its async frame is large (the retry loop keeps
-    /// much across its waits), and every task's runner would otherwise allocate it, interceptors or not.
-    @inline(never)
-    private func intercepted(
-        _ task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?, interceptors: [any RequestInterceptor]
-    ) async -> DataTask.Outcome {
-        let retriers = endpoint.interceptors + configuration.interceptors
-        var attempt = 1
-        while true {
-            let context = attemptContext(attempt, of: task, endpoint: endpoint, deadline: deadline)
-            setPhase(.preparing, of: task)
-            var request = task.request
-            do {
-                for interceptor in interceptors {
-                    request = try await interceptor.adapt(request, context: context)
-                }
-            } catch {
-                return .failure(NetworkError.from(error, timeout: task.request.timeoutInterval))
-            }
-            if Task.isCancelled { return .failure(.cancelled) }
-            let outcome = await send(request, for: task)
-            guard case .failure(let failure) = outcome else { return outcome }
-            if case .cancelled = failure { return outcome }
-            if attempt >= configuration.maximumAttempts { return outcome }
-            var decision = RetryDecision.doNotRetry
-            for retrier in retriers {
-                decision = await retrier.retry(request, failing: failure, context: context)
-                if case .doNotRetry = decision { continue }
-                break
-            }
-            switch decision {
-            case .doNotRetry: return outcome
-            case .fail(let error): return .failure(error)
-            case .retry(let delay):
-                let wait = delay > 0 ? delay : 0  // NaN too
-                // The next attempt could not start before the deadline: say so now rather than wait for it.
-                if let deadline, task.elapsed + wait >= deadline {
-                    return .failure(.deadlineExceeded(seconds: deadline))
-                }
-                attempt += 1
-                lock.withLock {
-                    task.storage.attempts = attempt
-                    task.storage.phase = .backingOff(beforeAttempt: attempt)
-                }
-                log(.retrying, task, error: failure, delay: wait)
-                if wait > 0 {
-                    do { try await Task.sleep(nanoseconds: MonotonicClock.nanoseconds(wait)) } catch {
-                        return .failure(.cancelled)
-                    }
-                }
-                if Task.isCancelled { return .failure(.cancelled) }
-            }
-        }
-    }
-
-    /// What interceptors learn of attempt `attempt`, and the hooks they report through.
-    private func attemptContext(
-        _ attempt: Int, of task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?
-    ) -> AttemptContext {
-        let elapsed = task.elapsed
-        return AttemptContext(
-            taskID: task.id, attempt: attempt, method: HTTPMethod(rawValue: task.method),
-            requiresAuthentication: endpoint.requiresAuthentication,
-            elapsed: elapsed, remaining: deadline.map { $0 - elapsed },
-            onWaitingForCredential: { [self] in setPhase(.waitingForCredential, of: task) },
-            onCredentialRefreshed: { [self] in log(.credentialRefreshed, task) })
-    }
-
-    /// One attempt: sends the request, times it, and validates the answer.
-    ///
-    /// Only what must outlive the wait for the transport is kept here; the work before and after is
-    /// done by synchronous functions, so that this async frame, allocated for every attempt, stays small.
-    private func send(_ request: URLRequest, for task: DataTask) async -> DataTask.Outcome {
-        let context = context(of: task)
-        let bytesSent = request.httpBody?.count ?? 0
-        let number = openAttempt(of: task, bytesSent: bytesSent)
-        let answer: Result<(Data, HTTPURLResponse), any Error>
-        do {
-            answer = .success(try await configuration.transport.send(request, context: context))
-        } catch {
-            answer = .failure(error)
-        }
-        return outcome(
-            of: number, of: task, request: request, bytesSent: bytesSent, answer: answer, at: MonotonicClock.now())
-    }
-
-    /// The context a transport sends the task's request with: its progress goes to the task. It
-    /// shares the task's endpoint, rather than boxing the endpoint again for every attempt.
-    private func context(of task: DataTask) -> TransportContext {
-        TransportContext(
-            taskID: task.id, endpoint: task.endpoint,
-            redirectPolicy: task.endpoint.redirectPolicy ?? configuration.redirectPolicy,
-            maximumResponseBytes: responseLimit(of: task)
-        ) { [self] progress in record(progress, of: task) }
-    }
-
-    /// The most body bytes a response to the task may have: its endpoint's limit or the pool's, at least 1.
-    private func responseLimit(of task: DataTask) -> Int {
-        max(1, task.endpoint.maximumResponseBytes ?? configuration.maximumResponseBytes)
-    }
-
-    /// Marks the start of an attempt on the task; returns the attempt's number.
-    @inline(never)
-    private func openAttempt(of task: DataTask, bytesSent: Int) -> Int {
-        lock.withLock { () -> Int in
-            let now = MonotonicClock.now()
-            task.storage.started = task.storage.started ?? now
-            task.storage.attemptStart = now
-            task.storage.attemptFirstByte = nil
-            task.storage.attemptBytes = 0
-            task.storage.openAttempt = (task.storage.attempts, bytesSent)
-            task.storage.lastProgress = now
-            task.storage.phase = .sending
-            return task.storage.attempts
-        }
-    }
-
-    /// Closes attempt `number` with the transport's answer, which came at `time`: its timing, and the
-    /// response validated or the error typed.
-    @inline(never)
-    private func outcome(
-        of number: Int, of task: DataTask, request: URLRequest, bytesSent: Int,
-        answer: Result<(Data, HTTPURLResponse), any Error>, at time: UInt64
-    ) -> DataTask.Outcome {
-        switch answer {
-        case .success(let (body, _)) where body.count > responseLimit(of: task):
-            // A transport that does not stop at the limit itself (``URLSessionTransport`` does).
-            finishAttempt(number, of: task, bytesSent: bytesSent, received: body.count, status: nil, at: time)
-            return .failure(.responseTooLarge(limit: responseLimit(of: task)))
-        case .success(let (body, httpResponse)):
-            let timing = finishAttempt(
-                number, of: task, bytesSent: bytesSent, received: body.count, status: httpResponse.statusCode, at: time)
-            let response = Response(
-                request: request, httpResponse: httpResponse, body: body, duration: timing.duration,
-                statusReader: task.endpoint.statusReader ?? configuration.statusReader, timing: timing)
-            return validate(response)
-        case .failure(let error):
-            finishAttempt(number, of: task, bytesSent: bytesSent, received: nil, status: nil, at: time)
-            return .failure(NetworkError.from(error, timeout: request.timeoutInterval))
-        }
-    }
-
-    /// Records what the transport reported: first byte, body bytes, redirects.
-    private func record(_ progress: TransportContext.Progress, of task: DataTask) {
-        switch progress {
-        case .response:
-            lock.withLock {
-                guard !task.storage.hasEnded else { return }  // an ended task's figures stay as they were
-                let now = MonotonicClock.now()
-                task.storage.firstByte = task.storage.firstByte ?? now
-                task.storage.attemptFirstByte = task.storage.attemptFirstByte ?? now
-                task.storage.lastProgress = now
-            }
-        case .bytes(let count):
-            lock.withLock {
-                guard !task.storage.hasEnded else { return }
-                let now = MonotonicClock.now()
-                task.storage.firstByte = task.storage.firstByte ?? now
-                task.storage.attemptFirstByte = task.storage.attemptFirstByte ?? now
-                task.storage.bytesReceived += count
-                task.storage.attemptBytes += count
-                task.storage.lastProgress = now
-                task.storage.phase = .receiving
-            }
-        case .redirect(let status, let url):
-            let running = lock.withLock { () -> Bool in
-                guard !task.storage.hasEnded else { return false }
-                task.storage.lastProgress = MonotonicClock.now()
-                task.storage.redirects += 1
-                return true
-            }
-            // A transport may still report after a cancel or the deadline; the task's events have ended.
-            guard running else { return }
-            log(.redirected, task, statusCode: status, redirectURL: Redactor.default.redact(url))
-        }
-    }
-
-    /// Closes the attempt's timing at `time`; `received` is the body size when the transport returned one.
-    /// If the task ended meanwhile, its attempt was closed then and stays as it was.
-    @discardableResult
-    private func finishAttempt(
-        _ number: Int, of task: DataTask, bytesSent: Int, received: Int?, status: Int?, at time: UInt64
-    )
-        -> TaskTimings.Attempt
-    {
-        lock.withLock {
-            guard task.storage.openAttempt?.number == number else {
-                return task.storage.attemptTimings.last { $0.number == number }
-                    ?? TaskTimings.Attempt(
-                        number: number, start: task.offset(task.storage.attemptStart), firstByte: nil,
-                        end: task.offset(time), bytesSent: bytesSent, bytesReceived: received ?? 0,
-                        statusCode: status)
-            }
-            return closeAttempt(of: task, received: received, status: status, at: time)
-        }
-    }
-
-    /// Appends the open attempt's timing and closes it; call with `lock` held.
-    @discardableResult
-    private func closeAttempt(
-        of task: DataTask, received: Int?, status: Int?, at now: UInt64 = MonotonicClock.now()
-    ) -> TaskTimings.Attempt {
-        let open = task.storage.openAttempt ?? (task.storage.attempts, 0)
-        let bytes = max(task.storage.attemptBytes, received ?? 0)
-        // Transports that report no progress still count what they returned.
-        task.storage.bytesReceived += bytes - task.storage.attemptBytes
-        task.storage.attemptBytes = bytes
-        let timing = TaskTimings.Attempt(
-            number: open.number, start: task.offset(task.storage.attemptStart),
-            firstByte: task.storage.attemptFirstByte.map(task.offset), end: task.offset(now),
-            bytesSent: open.bytesSent, bytesReceived: bytes, statusCode: status)
-        task.storage.attemptTimings.append(timing)
-        task.storage.openAttempt = nil
-        return timing
-    }
-
-    private func setPhase(_ phase: DataTask.Phase, of task: DataTask) {
-        lock.withLock { task.storage.phase = phase }
-    }
-
-    private func validate(_ response: Response) -> DataTask.Outcome {
-        let validation = configuration.validation
-        guard validation.acceptableStatusCodes.contains(response.statusCode) else {
-            return .failure(.httpStatus(response))
-        }
-        if validation.detectsServerRefusal, response.isServerRefusal {
-            return .failure(.serverRefused(response))
-        }
-        return .success(response)
     }
 
     /// Ends a task with `outcome` unless it has ended already: the one place a task's outcome is
@@ -647,27 +315,20 @@ public final class TaskPool: @unchecked Sendable {
         return true
     }
 
-    /// What ending a task leaves to do outside the lock.
-    private struct Ending {
-        let outcome: DataTask.Outcome
-        let waiters: DataTask.Waiters
-        var runner: DataTask.Runner?
-        let watchdog: Alarm?
-        let stallMonitor: Alarm?
-    }
+    typealias Ending = TaskStateMachine<DataTask.Resumer>.Ending
 
-    /// Sets the outcome and removes the task from the active set; call with `lock` held. `activeIndex`:
-    /// where the caller found the task in the active set, if it did.
+    /// Ends the task's machine with `outcome`, closes an attempt still under way, and removes the task
+    /// from the active set; call with `lock` held. `activeIndex`: where the caller found the task in the
+    /// active set, if it did.
     /// - Returns: `nil` when the task had ended already.
     private func end(
         _ task: DataTask, with outcome: DataTask.Outcome, activeIndex: [String: DataTask].Index? = nil
     ) -> Ending? {
-        guard !task.storage.hasEnded else { return nil }
+        guard let ending = task.storage.machine.end(with: outcome) else { return nil }
         // One clock reading for the end of the task and of an attempt still under way (a cancel, the
         // deadline), which ends with it so that its timings are final.
         let now = MonotonicClock.now()
         if task.storage.openAttempt != nil { closeAttempt(of: task, received: nil, status: nil, at: now) }
-        task.storage.outcome = outcome
         task.storage.endTime = now
         // The task may have been replaced under its id (`DuplicatePolicy.replace`): remove only itself.
         if let index = activeIndex ?? active.index(forKey: task.id), active.values[index] === task {
@@ -675,13 +336,6 @@ public final class TaskPool: @unchecked Sendable {
             // A dictionary keeps the capacity it grew to: once a burst has drained, give its table back.
             if active.isEmpty, active.capacity > Self.keptCapacity { active = [:] }
         }
-        let ending = Ending(
-            outcome: outcome, waiters: task.storage.waiters, runner: task.storage.runner,
-            watchdog: task.storage.watchdog, stallMonitor: task.storage.stallMonitor)
-        task.storage.waiters = DataTask.Waiters()
-        task.storage.runner = nil
-        task.storage.watchdog = nil
-        task.storage.stallMonitor = nil
         return ending
     }
 
@@ -695,58 +349,7 @@ public final class TaskPool: @unchecked Sendable {
         }
         for waiter in ending.waiters { waiter.resumer.resume(ending.outcome) }
         ending.runner?.cancel()
-        ending.watchdog?.cancel()
-        ending.stallMonitor?.cancel()
-    }
-
-    /// Awaits the task's outcome; `finishing`: as its finisher, ending the task with the transport's
-    /// answer when that comes first (see ``DataTask/Resumer/finisher(_:)``). Cancelling the calling
-    /// Swift task withdraws this caller (it gets `.cancelled`); the task itself is cancelled when no
-    /// caller is left.
-    private func wait(for task: DataTask, finishing: Bool) async -> DataTask.Outcome {
-        guard finishing else { return await suspend(on: task, as: DataTask.Resumer.continuation) }
-        switch await suspend(on: task, as: DataTask.Resumer.finisher) {
-        case .ended(let outcome): return outcome
-        case .answered(let answer): return finish(task, with: answer)
-        }
-    }
-
-    /// Waits among the task's waiters, resumed through `resumer`, until the pool resumes it.
-    private func suspend<Value>(
-        on task: DataTask, as resumer: (UnsafeContinuation<Value, Never>) -> DataTask.Resumer
-    ) async -> Value {
-        let token = lock.withLock { () -> UInt64 in
-            sequence += 1
-            return sequence
-        }
-        return await withTaskCancellationHandler {
-            await withUnsafeContinuation { continuation in
-                addWaiter(to: task, token: token, resumer: resumer(continuation))
-                if Task.isCancelled { withdraw(token, from: task) }
-            }
-        } onCancel: {
-            withdraw(token, from: task)
-        }
-    }
-
-    /// Resumes `resumer` once with the task's outcome: now if it has ended, else when it ends.
-    func addWaiter(to task: DataTask, token: UInt64, resumer: DataTask.Resumer) {
-        let outcome = lock.withLock { () -> DataTask.Outcome? in
-            if let outcome = task.storage.outcome { return outcome }
-            task.storage.waiters.append((token, resumer))
-            return nil
-        }
-        if let outcome { resumer.resume(outcome) }
-    }
-
-    private func withdraw(_ token: UInt64, from task: DataTask) {
-        let withdrawn = lock.withLock { () -> (waiter: DataTask.Waiter, wasLast: Bool)? in
-            guard let waiter = task.storage.waiters.remove(where: { $0.token == token }) else { return nil }
-            return (waiter, task.storage.waiters.isEmpty && !task.storage.finishing)
-        }
-        guard let withdrawn else { return }
-        if withdrawn.wasLast { settle(task, with: .failure(.cancelled)) }
-        withdrawn.waiter.resumer.resume(.failure(.cancelled))
+        ending.timers.cancel()
     }
 
     /// Parses the body with `parser`, its error typed. Throwing rather than returning a `Result`, whose
@@ -765,7 +368,7 @@ public final class TaskPool: @unchecked Sendable {
         }
     }
 
-    private func log(
+    func log(
         _ kind: TaskEvent.Kind, _ task: DataTask, error retryError: NetworkError? = nil, delay: TimeInterval? = nil,
         statusCode eventStatus: Int? = nil, redirectURL: String? = nil, snapshot: TaskSnapshot? = nil
     ) {

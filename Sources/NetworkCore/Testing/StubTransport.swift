@@ -32,7 +32,7 @@ public struct StubTransport: Transport {
     /// A request whose endpoint has none fails with ``StubError/noSampleData(url:)``.
     public static func sampleData(statusCode: Int = 200, delay: TimeInterval = 0) -> StubTransport {
         StubTransport(delay: delay) { request, context in
-            guard let data = context.endpoint?.sampleData else {
+            guard let data = context.sampleData else {
                 throw StubError.noSampleData(url: Redactor.default.redact(request.url))
             }
             return StubResponse(statusCode: statusCode, headers: ["Content-Type": "application/json"], body: data)

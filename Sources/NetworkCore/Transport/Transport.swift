@@ -4,17 +4,93 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// Sends one request and returns the body and the HTTP response.
+/// Moves one request to a server and its answer back: the one path every transport is driven
+/// through, whatever the transfer (a JSON call, an upload, a download to a file, a stream).
 ///
-/// ``URLSessionTransport`` is the default; ``StubTransport`` answers in-process for tests and
-/// offline use. A transport must stop work promptly when the Swift task calling it is cancelled,
-/// and should report body bytes as they arrive with ``TransportContext/didReceive(bytes:)``.
+/// The pool hands a transport the request's head, where its body comes from (``RequestBody``), and
+/// a ``TransportEvents`` to report to: the response's head, then its body in chunks, then the end.
+/// The transport returns a ``TransportControl`` that cancels the transfer. It never knows which
+/// endpoint, pool or retry it serves; what it needs of the task (its id, which redirects to follow,
+/// how large an answer may be) it reads from the events.
+///
+/// A transport written with async/await implements ``send(_:context:)`` instead, returning the whole
+/// body; the pool drives it through ``start(_:body:events:)`` all the same.
+/// ```swift
+/// struct Canned: Transport {
+///     func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
+///         AsyncTransfer(reportingTo: events) { events in
+///             events.receive(head: HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: nil, headerFields: nil)!)
+///             events.receive(body: Data("{}".utf8))
+///         }
+///     }
+/// }
+/// ```
+/// ``URLSessionTransport`` is the default; ``StubTransport``, ``HARReplayTransport`` and
+/// ``RecordingTransport`` run on the same path.
 public protocol Transport: Sendable {
-    /// Sends `request` and returns the full body and the response, or throws.
+    /// Starts sending `request` with `body` and reports to `events` until the transfer ends, with
+    /// ``TransportEvents/finish()`` or ``TransportEvents/fail(_:)``, exactly once. Events may come on
+    /// any thread, one at a time, in order; some may come before this returns. For
+    /// ``RequestBody/data(_:)`` the bytes are also `request.httpBody`.
+    func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl
+
+    /// Sends `request` and returns the full body and the response, or throws: the way to write a
+    /// transport with async/await, which the default ``start(_:body:events:)`` runs. Calling it on any
+    /// transport collects what ``start(_:body:events:)`` reports.
     func send(_ request: URLRequest, context: TransportContext) async throws -> (Data, HTTPURLResponse)
 }
 
-/// What a transport may want to know about the task it is sending for, and how it reports progress.
+extension Transport {
+    /// Runs ``send(_:context:)`` in a Swift task of its own and reports its answer in one chunk.
+    public func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
+        if TransportDefaults.sending == ObjectIdentifier(Self.self) {
+            // Neither requirement is implemented: each default would call the other for ever.
+            events.fail(TransportError.notImplemented(String(describing: Self.self)))
+            return AsyncTransfer.none
+        }
+        return AsyncTransfer(reportingTo: events) { events in
+            let (data, response) = try await send(request, context: events.context.reporting(redirectsTo: events))
+            guard events.receive(head: response), !data.isEmpty else { return }
+            events.receive(body: data)
+        }
+    }
+
+    /// Drives ``start(_:body:events:)`` and collects the whole body; progress goes to `context`.
+    public func send(_ request: URLRequest, context: TransportContext) async throws -> (Data, HTTPURLResponse) {
+        try await TransportDefaults.$sending.withValue(ObjectIdentifier(Self.self)) {
+            try await TransportEvents.collect(
+                from: self, request: request, body: request.httpBody.map(RequestBody.data) ?? .none, context: context
+            ).get()
+        }
+    }
+}
+
+/// Why a transport could not send.
+public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The transport type implements neither ``Transport/start(_:body:events:)`` nor
+    /// ``Transport/send(_:context:)``.
+    case notImplemented(String)
+    /// The transport cannot send this kind of body (a stream, a file).
+    case unsupportedBody(String)
+
+    /// What went wrong, in a sentence.
+    public var description: String {
+        switch self {
+        case .notImplemented(let type):
+            "\(type) implements neither Transport.start(_:body:events:) nor Transport.send(_:context:)"
+        case .unsupportedBody(let kind): "this transport cannot send a body of this kind: \(kind)"
+        }
+    }
+}
+
+enum TransportDefaults {
+    /// The transport type whose default ``Transport/send(_:context:)`` drives its
+    /// ``Transport/start(_:body:events:)`` in this Swift task: if that is the default too, neither is implemented.
+    @TaskLocal static var sending: ObjectIdentifier?
+}
+
+/// What a transport may want to know about the task it is sending for, and how a transport written
+/// with ``Transport/send(_:context:)`` reports progress.
 public struct TransportContext: Sendable {
     /// What a transport reports while a request runs.
     public enum Progress: Sendable {
@@ -28,23 +104,34 @@ public struct TransportContext: Sendable {
 
     /// The id of the task in its pool.
     public let taskID: String
-    /// The endpoint the request was built from, for transports that answer from ``Endpoint/sampleData``.
-    public let endpoint: (any Endpoint)?
     /// Which redirects to follow, and how (see ``RedirectPolicy``); a transport that follows redirects
     /// must honour it.
     public let redirectPolicy: RedirectPolicy
-    /// The most body bytes the response may have: a transport that can should stop there and throw
-    /// ``NetworkError/responseTooLarge(limit:)`` (the pool checks what a transport returns, too).
+    /// The most body bytes the response may have; the pool ends the task with
+    /// ``NetworkError/responseTooLarge(limit:)`` once more arrive, and cancels the transfer.
     public let maximumResponseBytes: Int
+    /// The canned answer of the endpoint the request was built from (``Endpoint/sampleData``), for
+    /// stand-ins that answer with it.
+    public var sampleData: Data? { sample() }
+    private let sample: @Sendable () -> Data?
     private let onProgress: @Sendable (Progress) -> Void
 
     /// Creates a context; `onProgress` receives what the transport reports.
     public init(
-        taskID: String, endpoint: (any Endpoint)? = nil, redirectPolicy: RedirectPolicy = .follow,
+        taskID: String, sampleData: Data? = nil, redirectPolicy: RedirectPolicy = .follow,
         maximumResponseBytes: Int = .max, onProgress: @escaping @Sendable (Progress) -> Void = { _ in }
     ) {
+        self.init(
+            taskID: taskID, sample: { sampleData }, redirectPolicy: redirectPolicy,
+            maximumResponseBytes: maximumResponseBytes, onProgress: onProgress)
+    }
+
+    init(
+        taskID: String, sample: @escaping @Sendable () -> Data?, redirectPolicy: RedirectPolicy,
+        maximumResponseBytes: Int, onProgress: @escaping @Sendable (Progress) -> Void
+    ) {
         self.taskID = taskID
-        self.endpoint = endpoint
+        self.sample = sample
         self.redirectPolicy = redirectPolicy
         self.maximumResponseBytes = maximumResponseBytes
         self.onProgress = onProgress
@@ -61,4 +148,25 @@ public struct TransportContext: Sendable {
 
     /// Reports a redirect that the transport follows.
     public func didRedirect(statusCode: Int, to url: URL?) { report(.redirect(statusCode: statusCode, to: url)) }
+
+    /// The same context, its progress seen by `observer` before it is reported.
+    func observing(_ observer: @escaping @Sendable (Progress) -> Void) -> TransportContext {
+        TransportContext(
+            taskID: taskID, sample: sample, redirectPolicy: redirectPolicy, maximumResponseBytes: maximumResponseBytes
+        ) { [onProgress] progress in
+            observer(progress)
+            onProgress(progress)
+        }
+    }
+
+    /// The same context, its progress reported to `events` as well (redirects; bytes and the head are
+    /// reported when the answer is).
+    func reporting(redirectsTo events: TransportEvents) -> TransportContext {
+        TransportContext(
+            taskID: taskID, sample: sample, redirectPolicy: redirectPolicy, maximumResponseBytes: maximumResponseBytes
+        ) { [onProgress] progress in
+            if case .redirect(let status, let url) = progress { events.redirected(statusCode: status, to: url) }
+            onProgress(progress)
+        }
+    }
 }

@@ -6,7 +6,7 @@ import Foundation
 
 /// Sends requests with a `URLSession` of its own.
 ///
-/// Cancelling the Swift task that awaits ``send(_:context:)`` cancels the `URLSessionTask`.
+/// Cancelling a transfer cancels its `URLSessionTask`; pausing a stream's transfer suspends it.
 /// Body bytes are counted as they arrive, by the session's delegate, on every platform
 /// (FoundationNetworking on Linux never updates a data task's progress).
 ///
@@ -52,67 +52,15 @@ public final class URLSessionTransport: Transport {
         session.finishTasksAndInvalidate()
     }
 
-    /// Sends the request; throws `URLError` on failure, `CancellationError` when cancelled first.
-    public func send(_ request: URLRequest, context: TransportContext) async throws -> (Data, HTTPURLResponse) {
-        let state = CancelState()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                if state.attach(start(request, context: context) { continuation.resume(with: $0) }) {
-                    state.cancel()
-                }
-            }
-        } onCancel: {
-            state.cancel()
+    /// Starts the request as a task of the session; its head, body chunks, redirects and end go to
+    /// `events`. A ``RequestBody/file(_:)`` body is sent from the file as it is read; a stream body is not
+    /// supported by this transport yet and fails with ``TransportError/unsupportedBody(_:)``.
+    public func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
+        if case .stream = body {
+            events.fail(TransportError.unsupportedBody(body.summary))
+            return AsyncTransfer.none
         }
-    }
-
-    /// Starts the request and calls `completion` once with the answer, on the session's queue; the
-    /// pool's way when no Swift task needs to wait for it. Cancel what it returns with
-    /// ``Transfer/cancel()``, never `URLSessionTask.cancel()` directly.
-    func start(
-        _ request: URLRequest, context: TransportContext, completion: @escaping SessionDelegate.Completion
-    )
-        -> Transfer
-    {
-        Transfer(
-            entry: delegate.start(request, in: session, context: context, completion: completion), delegate: delegate)
-    }
-}
-
-/// A request started by ``URLSessionTransport/start(_:context:completion:)``.
-struct Transfer: Sendable {
-    let entry: SessionDelegate.Entry
-    let delegate: SessionDelegate
-
-    /// Cancels the request; its completion gets `URLError(.cancelled)` unless it has had its answer.
-    ///
-    /// Not on the calling thread: this may run where a Swift task's status is locked (a cancellation
-    /// handler) or on the session's own queue, and `URLSessionTask.cancel()` waits for that queue, where
-    /// a delegate call may be resuming this very task. It runs on the transport's own control queue (see
-    /// ``SessionDelegate/control``), so that the wait holds up nothing else.
-    func cancel() {
-        delegate.cancel(entry)
-    }
-}
-
-/// Whether a send was cancelled, and its transfer once there is one: cancelling before the
-/// transfer exists cancels it as soon as it is attached. Copies share the state.
-private struct CancelState: Sendable {
-    private let state = Locked<(transfer: Transfer?, cancelled: Bool)>((nil, false))
-
-    /// Attaches the transfer; returns whether it must be cancelled at once.
-    func attach(_ transfer: Transfer) -> Bool {
-        state.withLock { state in
-            state.transfer = transfer
-            return state.cancelled
-        }
-    }
-
-    func cancel() {
-        state.withLock { state in
-            state.cancelled = true
-            return state.transfer
-        }?.cancel()
+        return delegate.start(request, body: body, in: session, events: events)
     }
 }
 

@@ -1,0 +1,146 @@
+import Foundation
+
+/// What a task's transfers report: attempts opened and closed, first byte, bytes each way, redirects;
+/// and the stall detector that reads it.
+extension TaskPool {
+    /// The events a transport reports the task's attempt `number` to.
+    func events(
+        for task: DataTask, attempt number: Int, bytesSent: Int, completion: TransportEvents.Completion
+    ) -> TransportEvents {
+        TransportEvents(
+            owner: .attempt(pool: self, task: task, number: number, bytesSent: bytesSent), completion: completion,
+            redirectPolicy: task.endpoint.redirectPolicy ?? configuration.redirectPolicy,
+            maximumResponseBytes: max(1, task.endpoint.maximumResponseBytes ?? configuration.maximumResponseBytes))
+    }
+
+    /// Marks the start of an attempt on the task, sending `body`; returns the attempt's number.
+    @inline(never)
+    func openAttempt(of task: DataTask, body: RequestBody) -> Int {
+        let length = body.length
+        return lock.withLock { () -> Int in
+            let now = MonotonicClock.now()
+            task.storage.started = task.storage.started ?? now
+            task.storage.attemptStart = now
+            task.storage.attemptFirstByte = nil
+            task.storage.attemptBytes = 0
+            task.storage.bytesSent = 0
+            task.storage.bytesToSend = length
+            task.storage.openAttempt = (task.storage.attempts, length ?? 0)
+            task.storage.lastProgress = now
+            _ = task.storage.machine.attemptOpened()
+            return task.storage.attempts
+        }
+    }
+
+    /// Records what the transport reported: first byte, body bytes, redirects. Returns whether the task
+    /// still runs: once it has ended, reports are neither counted nor logged.
+    func record(_ progress: TransportContext.Progress, of task: DataTask) -> Bool {
+        switch progress {
+        case .response:
+            return lock.withLock {
+                guard task.storage.machine.progressed() else { return false }
+                let now = MonotonicClock.now()
+                task.storage.firstByte = task.storage.firstByte ?? now
+                task.storage.attemptFirstByte = task.storage.attemptFirstByte ?? now
+                // A new head in the attempt (a redirect followed by a task of its own) starts the body again.
+                task.storage.bytesReceived -= task.storage.attemptBytes
+                task.storage.attemptBytes = 0
+                task.storage.lastProgress = now
+                return true
+            }
+        case .bytes(let count):
+            return lock.withLock {
+                guard task.storage.machine.received() else { return false }
+                let now = MonotonicClock.now()
+                task.storage.firstByte = task.storage.firstByte ?? now
+                task.storage.attemptFirstByte = task.storage.attemptFirstByte ?? now
+                task.storage.bytesReceived += count
+                task.storage.attemptBytes += count
+                task.storage.lastProgress = now
+                return true
+            }
+        case .redirect(let status, let url):
+            let running = lock.withLock { () -> Bool in
+                guard task.storage.machine.progressed() else { return false }
+                task.storage.lastProgress = MonotonicClock.now()
+                task.storage.redirects += 1
+                return true
+            }
+            // A transport may still report after a cancel or the deadline; the task's events have ended.
+            if running { log(.redirected, task, statusCode: status, redirectURL: Redactor.default.redact(url)) }
+            return running
+        }
+    }
+
+    /// Records that `total` bytes of the request's body have been sent, of `expected`.
+    func recordSent(_ total: Int, expected: Int?, of task: DataTask) {
+        lock.withLock {
+            guard task.storage.machine.progressed() else { return }
+            task.storage.bytesSent = total
+            if let expected { task.storage.bytesToSend = expected }
+            task.storage.lastProgress = MonotonicClock.now()
+        }
+    }
+
+    /// The task enters `phase` (preparing, waiting for a credential), unless it has ended.
+    func enter(_ phase: DataTask.Phase, _ task: DataTask) {
+        lock.withLock { task.storage.machine.enter(phase) }
+    }
+
+    /// Closes the attempt's timing at `time`; `received` is the body size when the transport returned one.
+    /// If the task ended meanwhile, its attempt was closed then and stays as it was.
+    @discardableResult
+    func finishAttempt(
+        _ number: Int, of task: DataTask, bytesSent: Int, received: Int?, status: Int?, at time: UInt64
+    )
+        -> TaskTimings.Attempt
+    {
+        lock.withLock {
+            guard task.storage.openAttempt?.number == number else {
+                return task.storage.attemptTimings.last { $0.number == number }
+                    ?? TaskTimings.Attempt(
+                        number: number, start: task.offset(task.storage.attemptStart), firstByte: nil,
+                        end: task.offset(time), bytesSent: bytesSent, bytesReceived: received ?? 0,
+                        statusCode: status)
+            }
+            return closeAttempt(of: task, received: received, status: status, at: time)
+        }
+    }
+
+    /// Appends the open attempt's timing and closes it; call with `lock` held.
+    @discardableResult
+    func closeAttempt(
+        of task: DataTask, received: Int?, status: Int?, at now: UInt64 = MonotonicClock.now()
+    ) -> TaskTimings.Attempt {
+        let open = task.storage.openAttempt ?? (task.storage.attempts, 0)
+        let bytes = max(task.storage.attemptBytes, received ?? 0)
+        // Transports that report no progress still count what they returned.
+        task.storage.bytesReceived += bytes - task.storage.attemptBytes
+        task.storage.attemptBytes = bytes
+        let timing = TaskTimings.Attempt(
+            number: open.number, start: task.offset(task.storage.attemptStart),
+            firstByte: task.storage.attemptFirstByte.map(task.offset), end: task.offset(now),
+            bytesSent: open.bytesSent, bytesReceived: bytes, statusCode: status)
+        task.storage.attemptTimings.append(timing)
+        task.storage.openAttempt = nil
+        return timing
+    }
+
+    /// Reports the task once if, while sending or receiving, nothing has arrived for `threshold`
+    /// seconds (at least a millisecond); otherwise sets `alarm` for when that would be.
+    func checkForStall(of task: DataTask, threshold: TimeInterval, alarm: Alarm) {
+        let limit = max(MonotonicClock.nanoseconds(threshold), 1_000_000)  // NaN too: a millisecond
+        let (idle, watching, ended) = lock.withLock { () -> (UInt64, Bool, Bool) in
+            let phase = task.storage.machine.phase
+            let ended = task.storage.hasEnded
+            return (MonotonicClock.now() &- task.storage.lastProgress, phase == .sending || phase == .receiving, ended)
+        }
+        if ended { return alarm.cancel() }
+        if watching, idle >= limit {
+            lock.withLock { task.storage.stallReported = true }
+            log(.stalled, task, snapshot: task.snapshot)
+            return alarm.cancel()
+        }
+        alarm.set(after: Double(watching ? limit - idle : limit) / 1e9)
+    }
+}

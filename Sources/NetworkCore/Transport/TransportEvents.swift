@@ -1,0 +1,210 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Where a transport reports one transfer: the response's head, its body in chunks, redirects, bytes
+/// sent, and the end. Made by the pool for each attempt of a task (or by ``Transport/send(_:context:)``).
+///
+/// Call it one event at a time, in order: ``receive(head:)``, then ``receive(body:)`` for each chunk,
+/// then ``finish()`` or ``fail(_:)``, exactly once. A new head starts the body again (a redirect the
+/// transport follows itself). Whatever comes after the end is ignored, so a transport need not know
+/// whether the task was cancelled meanwhile. When ``receive(head:)`` or ``receive(body:)`` returns
+/// `false` the transfer is over (its answer is too large, or the task has ended): stop it and report
+/// nothing more.
+public final class TransportEvents: @unchecked Sendable {
+    // @unchecked Sendable: a transport reports one event at a time (its contract), so `head`, `body`,
+    // `expectedLength` and `ended` are never touched at once; what the pool shares it changes under its lock.
+
+    /// Who receives the events: an attempt of a pool's task, or a caller collecting the answer.
+    enum Owner {
+        case attempt(pool: TaskPool, task: DataTask, number: Int, bytesSent: Int)
+        case context(TransportContext)
+    }
+
+    /// Who is told the answer: the pool's finisher path, or a suspended caller.
+    enum Completion {
+        /// The pool decides (see `TaskPool.answered(_:with:)`).
+        case pool
+        case continuation(UnsafeContinuation<DataTask.Answer, Never>)
+    }
+
+    /// The id of the task the transfer is for.
+    public let taskID: String
+    /// Which redirects to follow, and how; a transport that follows redirects itself must honour it.
+    public let redirectPolicy: RedirectPolicy
+    /// The most body bytes the answer may have: once more arrive, ``receive(body:)`` returns `false`
+    /// and the task ends with ``NetworkError/responseTooLarge(limit:)``.
+    public let maximumResponseBytes: Int
+
+    let owner: Owner
+    private let completion: Completion
+    private var head: HTTPURLResponse?
+    private var body = Data()
+    private var expectedLength = 0
+    private var ended = false
+
+    init(owner: Owner, completion: Completion, redirectPolicy: RedirectPolicy, maximumResponseBytes: Int) {
+        self.owner = owner
+        self.completion = completion
+        self.redirectPolicy = redirectPolicy
+        self.maximumResponseBytes = maximumResponseBytes
+        switch owner {
+        case .attempt(_, let task, _, _): taskID = task.id
+        case .context(let context): taskID = context.taskID
+        }
+    }
+
+    /// What the task is, for transports that take a ``TransportContext`` (``Transport/send(_:context:)``).
+    public var context: TransportContext {
+        switch owner {
+        case .attempt(_, let task, _, _):
+            TransportContext(
+                taskID: taskID, sample: { [endpoint = task.endpoint] in endpoint.sampleData },
+                redirectPolicy: redirectPolicy, maximumResponseBytes: maximumResponseBytes, onProgress: { _ in })
+        case .context(let context): context
+        }
+    }
+
+    /// The response's status and headers arrived. Returns `false` when the transfer is over: the
+    /// task has ended, or the announced length (`Content-Length`) is over ``maximumResponseBytes``.
+    @discardableResult
+    public func receive(head response: HTTPURLResponse) -> Bool {
+        guard !ended else { return false }
+        let length = response.expectedContentLength
+        if length > maximumResponseBytes {
+            end(.failure(NetworkError.responseTooLarge(limit: maximumResponseBytes)))
+            return false
+        }
+        head = response
+        body = Data()
+        expectedLength = length > 0 && length < 64 << 20 ? Int(length) : 0
+        return report(.response)
+    }
+
+    /// More body bytes arrived. Returns `false` when the transfer is over: the task has ended, or the
+    /// body is now over ``maximumResponseBytes``.
+    @discardableResult
+    public func receive(body data: Data) -> Bool {
+        guard !ended else { return false }
+        guard head != nil else {
+            end(.failure(URLError(.badServerResponse)))
+            return false
+        }
+        guard data.count <= maximumResponseBytes - body.count else {
+            end(.failure(NetworkError.responseTooLarge(limit: maximumResponseBytes)))
+            return false
+        }
+        if body.isEmpty {
+            body = data  // kept as it came: a body that arrives in one piece is not copied
+        } else {
+            // The first append copies the first piece into a buffer of the announced length.
+            if expectedLength > body.count { body.reserveCapacity(expectedLength) }
+            body.append(data)
+        }
+        return data.isEmpty || report(.bytes(data.count))
+    }
+
+    /// The server redirected, with `statusCode`, to `url`, and the transport follows.
+    public func redirected(statusCode: Int, to url: URL?) {
+        guard !ended else { return }
+        _ = report(.redirect(statusCode: statusCode, to: url))
+    }
+
+    /// `totalBytes` of the request's body have been sent, of `expected` when it is known.
+    public func sent(totalBytes: Int, expected: Int?) {
+        guard !ended, case .attempt(let pool, let task, _, _) = owner else { return }
+        pool.recordSent(totalBytes, expected: expected, of: task)
+    }
+
+    /// The transfer ended with the whole answer; without a head, it fails with `URLError(.badServerResponse)`.
+    public func finish() {
+        guard !ended else { return }
+        guard let head else { return end(.failure(URLError(.badServerResponse))) }
+        end(.success((body, head)))
+    }
+
+    /// The transfer failed with `error` (a `URLError` for the network, `CancellationError` when cancelled).
+    public func fail(_ error: any Error) {
+        guard !ended else { return }
+        end(.failure(error))
+    }
+
+    /// Whether the head has arrived in this transfer.
+    var hasHead: Bool { head != nil }
+
+    /// Passes progress on; returns whether the transfer still counts (its task has not ended).
+    private func report(_ progress: TransportContext.Progress) -> Bool {
+        switch owner {
+        case .attempt(let pool, let task, _, _): return pool.record(progress, of: task)
+        case .context(let context):
+            context.report(progress)
+            return true
+        }
+    }
+
+    private func end(_ result: Result<(Data, HTTPURLResponse), any Error>) {
+        ended = true
+        body = Data()
+        var answer = DataTask.Answer(result: result, attempt: 0, bytesSent: 0, time: MonotonicClock.now())
+        if case .attempt(let pool, let task, let number, let bytesSent) = owner {
+            answer.attempt = number
+            answer.bytesSent = bytesSent
+            if case .pool = completion { return pool.answered(task, with: answer) }
+        }
+        if case .continuation(let continuation) = completion { continuation.resume(returning: answer) }
+    }
+}
+
+extension TransportEvents {
+    /// Starts `request` on `transport` with events made by `events`, and waits for its answer;
+    /// cancelling the calling Swift task cancels the transfer.
+    static func awaitAnswer(
+        from transport: some Transport, request: URLRequest, body: RequestBody,
+        events: (UnsafeContinuation<DataTask.Answer, Never>) -> TransportEvents
+    ) async -> DataTask.Answer {
+        let control = ControlSlot()
+        return await withTaskCancellationHandler {
+            await withUnsafeContinuation { continuation in
+                if control.attach(transport.start(request, body: body, events: events(continuation))) {
+                    control.cancel()
+                }
+            }
+        } onCancel: {
+            control.cancel()
+        }
+    }
+
+    /// Drives `transport` for `request` and collects its answer, progress reported to `context`.
+    static func collect(
+        from transport: some Transport, request: URLRequest, body: RequestBody, context: TransportContext
+    ) async -> Result<(Data, HTTPURLResponse), any Error> {
+        await awaitAnswer(from: transport, request: request, body: body) { continuation in
+            TransportEvents(
+                owner: .context(context), completion: .continuation(continuation),
+                redirectPolicy: context.redirectPolicy, maximumResponseBytes: context.maximumResponseBytes)
+        }.result
+    }
+}
+
+/// A transfer's control once its transport has returned it: cancelling before then cancels it as soon
+/// as it is attached. Copies share the slot.
+private struct ControlSlot: Sendable {
+    private let state = Locked<(control: (any TransportControl)?, cancelled: Bool)>((nil, false))
+
+    /// Attaches the control; returns whether it must be cancelled at once.
+    func attach(_ control: any TransportControl) -> Bool {
+        state.withLock { state in
+            state.control = control
+            return state.cancelled
+        }
+    }
+
+    func cancel() {
+        state.withLock { state in
+            state.cancelled = true
+            return state.control
+        }?.cancel()
+    }
+}
