@@ -171,7 +171,33 @@ extension Endpoint {
         case .data(let data, let contentType):
             request.httpBody = data
             request.setIfAbsent(contentType, forHTTPHeaderField: "Content-Type")
+        case .file(let url, let contentType):
+            let length = try Self.readableFileLength(url)
+            request.setIfAbsent(contentType, forHTTPHeaderField: "Content-Type")
+            request.setValue(String(length), forHTTPHeaderField: "Content-Length")
         }
+    }
+
+    /// The body that is not bytes in the request: a file's, checked again.
+    func uploadBody() throws(NetworkError) -> RequestBody {
+        guard case .file(let url, _) = task else { return .none }
+        _ = try Self.readableFileLength(url)
+        return .file(url)
+    }
+
+    /// The size of the regular file at `url`, or why it cannot be sent.
+    static func readableFileLength(_ url: URL) throws(NetworkError) -> Int {
+        guard url.isFileURL else { throw .fileAccessFailed(path: url.absoluteString, reason: "not a file URL") }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw .fileAccessFailed(path: url.path, reason: "no such file")
+        }
+        guard !isDirectory.boolValue else { throw .fileAccessFailed(path: url.path, reason: "a directory, not a file") }
+        guard FileManager.default.isReadableFile(atPath: url.path) else {
+            throw .fileAccessFailed(path: url.path, reason: "not readable")
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue
+        return size ?? 0
     }
 
     /// Adds the headers under their canonical names (``HeaderName/merge(_:into:)``), throwing for the

@@ -26,4 +26,8 @@ public enum HTTPTask: Sendable {
     case jsonEncodable(any Encodable & Sendable, encoder: JSONEncoder = JSONEncoder())
     /// Raw bytes sent as the body, with their `Content-Type`.
     case data(Data, contentType: String)
+    /// A file's contents sent as the body, read as they are sent (never whole into memory), with their
+    /// `Content-Type`. A file that is missing or a directory fails with
+    /// ``NetworkError/fileAccessFailed(path:reason:)`` before anything is sent.
+    case file(URL, contentType: String)
 }

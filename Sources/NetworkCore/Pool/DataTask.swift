@@ -157,8 +157,18 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     /// exclusivity check (a runtime call on each access from a closure, several per request) is left out.
     @exclusivity(unchecked) var storage = Storage()
 
-    init(id: String, request: URLRequest, endpoint: any Endpoint, sequence: UInt64, lock: Lock) {
+    /// Where the response body goes: memory, a file, a stream.
+    let delivery: Delivery
+    /// The request body when it is not bytes in the request (a file).
+    let upload: RequestBody
+
+    init(
+        id: String, request: URLRequest, endpoint: any Endpoint, sequence: UInt64, lock: Lock,
+        delivery: Delivery = .memory, upload: RequestBody = .none
+    ) {
         self.id = id
+        self.delivery = delivery
+        self.upload = upload
         self.endpoint = endpoint
         self.request = request
         self.sequence = sequence
@@ -246,9 +256,10 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     /// Seconds from the task's start to a monotonic time.
     func offset(_ time: UInt64) -> TimeInterval { MonotonicClock.seconds(from: startTime, to: time) }
 
-    /// Where the body of `request`, an attempt of this task, comes from: its bytes.
+    /// Where the body of `request`, an attempt of this task, comes from: its bytes, or the task's upload.
     func body(for request: URLRequest) -> RequestBody {
-        request.httpBody.map(RequestBody.data) ?? .none
+        if let bytes = request.httpBody { return .data(bytes) }
+        return upload
     }
 
     /// Whether `other` is the same call as this task's, so that one answer may serve both: the same on
@@ -256,7 +267,7 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     /// interceptors of its own endpoint, which could make the requests differ when sent (the pool's
     /// interceptors adapt both alike). `hasInterceptors`: whether `other`'s endpoint has its own.
     func isSameCall(as other: URLRequest, hasInterceptors: Bool) -> Bool {
-        !hasInterceptors && endpoint.interceptors.isEmpty && request.httpMethod == other.httpMethod
+        !hasInterceptors && endpoint.interceptors.isEmpty && delivery.isMemory && request.httpMethod == other.httpMethod
             && request.url == other.url && request.httpBody == other.httpBody
             && request.allHTTPHeaderFields == other.allHTTPHeaderFields
     }

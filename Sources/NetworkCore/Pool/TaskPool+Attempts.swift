@@ -22,7 +22,10 @@ extension TaskPool {
         // Nothing can adapt or retry the request: one attempt, and no context for interceptors to read.
         // The task is still in its first phase, `.preparing`, until the attempt opens.
         if Task.isCancelled { return .failure(.cancelled) }
-        return await send(task.request, for: task)
+        if task.delivery.isMemory { return await send(task.request, for: task) }
+        var request = task.request
+        task.delivery.prepare(&request)
+        return await send(request, for: task)
     }
 
     /// Sends the task's request until it succeeds or no interceptor retries it: adapt, send,
@@ -40,6 +43,7 @@ extension TaskPool {
             let context = attemptContext(attempt, of: task, endpoint: endpoint, deadline: deadline)
             enter(.preparing, task)
             var request = task.request
+            task.delivery.prepare(&request)
             do {
                 for interceptor in interceptors {
                     request = try await interceptor.adapt(request, context: context)
@@ -49,9 +53,16 @@ extension TaskPool {
             }
             if Task.isCancelled { return .failure(.cancelled) }
             let outcome = await send(request, for: task)
-            guard case .failure(let failure) = outcome else { return outcome }
-            if case .cancelled = failure { return outcome }
-            if attempt >= configuration.maximumAttempts { return outcome }
+            let failure: NetworkError
+            switch outcome {
+            case .success(let response) where task.delivery.reconnects && response.statusCode != 204:
+                // An event stream that ends is a connection to open again, if the interceptors retry.
+                failure = .transport(URLError(.networkConnectionLost))
+            case .success: return outcome
+            case .failure(.cancelled): return outcome
+            case .failure(let error): failure = error
+            }
+            if attempt >= configuration.maximumAttempts || !task.delivery.allowsRetry { return outcome }
             var decision = RetryDecision.doNotRetry
             for retrier in retriers {
                 decision = await retrier.retry(request, failing: failure, context: context)
@@ -62,7 +73,8 @@ extension TaskPool {
             case .doNotRetry: return outcome
             case .fail(let error): return .failure(error)
             case .retry(let delay):
-                let wait = delay > 0 ? delay : 0  // NaN too
+                let asked = task.delivery.reconnectionDelay ?? delay
+                let wait = asked > 0 ? asked : 0  // NaN too
                 // The next attempt could not start before the deadline: say so now rather than wait for it.
                 if let deadline, task.elapsed + wait >= deadline {
                     return .failure(.deadlineExceeded(seconds: deadline))
@@ -119,9 +131,11 @@ extension TaskPool {
             let timing = finishAttempt(
                 answer.attempt, of: task, bytesSent: answer.bytesSent, received: body.count,
                 status: httpResponse.statusCode, at: answer.time)
+            let written = configuration.validation.acceptableStatusCodes.contains(httpResponse.statusCode)
             let response = Response(
                 request: request, httpResponse: httpResponse, body: body, duration: timing.duration,
-                statusReader: task.endpoint.statusReader ?? configuration.statusReader, timing: timing)
+                statusReader: task.endpoint.statusReader ?? configuration.statusReader, timing: timing,
+                fileURL: written ? task.delivery.fileURL : nil)
             return validate(response)
         case .failure(let error):
             finishAttempt(

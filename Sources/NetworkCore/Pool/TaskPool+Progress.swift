@@ -9,7 +9,7 @@ extension TaskPool {
     ) -> TransportEvents {
         TransportEvents(
             owner: .attempt(pool: self, task: task, number: number, bytesSent: bytesSent), completion: completion,
-            redirectPolicy: task.endpoint.redirectPolicy ?? configuration.redirectPolicy,
+            delivery: task.delivery, redirectPolicy: task.endpoint.redirectPolicy ?? configuration.redirectPolicy,
             maximumResponseBytes: max(1, task.endpoint.maximumResponseBytes ?? configuration.maximumResponseBytes))
     }
 

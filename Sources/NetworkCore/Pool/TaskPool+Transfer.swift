@@ -13,9 +13,10 @@ extension TaskPool {
     func transfer(_ task: DataTask) -> any TransportControl {
         let body = task.body(for: task.request)
         let number = openAttempt(of: task, body: body)
-        return configuration.transport.start(
-            task.request, body: body,
-            events: events(for: task, attempt: number, bytesSent: body.length ?? 0, completion: .pool))
+        let events = events(for: task, attempt: number, bytesSent: body.length ?? 0, completion: .pool)
+        let control = configuration.transport.start(task.request, body: body, events: events)
+        events.attach(control)
+        return control
     }
 
     /// The transport answered the task's transfer: wake its finisher with the answer, or, if that caller

@@ -208,9 +208,11 @@ public final class TaskPool: @unchecked Sendable {
     /// - Returns: the task, and whether the caller is to finish it (it started the task's transfer and
     ///   waits as its ``DataTask/Resumer/finisher(_:)``).
     func start(
-        _ endpoint: some Endpoint, id: String?, immediately: Bool
+        _ endpoint: some Endpoint, id: String?, immediately: Bool, delivery: Delivery = .memory
     ) throws(NetworkError) -> (task: DataTask, finishes: Bool) {
         let request = try makeRequest(endpoint)
+        // A body that is not bytes in the request (a file) is only asked for where there can be one.
+        let upload = request.httpBody == nil && request.httpMethod != nil ? try endpoint.uploadBody() : .none
         let deadline = endpoint.resourceTimeout ?? configuration.resourceTimeout
         if let deadline, !(deadline > 0 && deadline.isFinite) {
             throw .invalidEndpoint(
@@ -223,7 +225,9 @@ public final class TaskPool: @unchecked Sendable {
         var replaced: DataTask?
         let (task, isNew) = try lock.withLock { () throws(NetworkError) -> (DataTask, Bool) in
             if let running = active[taskID] {
-                let isSame = running.isSameCall(as: request, hasInterceptors: !endpoint.interceptors.isEmpty)
+                let isSame =
+                    delivery.isMemory
+                    && running.isSameCall(as: request, hasInterceptors: !endpoint.interceptors.isEmpty)
                 if givenID == nil, !isSame {
                     // A derived id names the call: a different call that derives the same id (a header that
                     // is not a credential, an endpoint's own interceptors) is a call of its own, never a duplicate.
@@ -241,7 +245,9 @@ public final class TaskPool: @unchecked Sendable {
                 }
             }
             sequence += 1
-            let task = DataTask(id: taskID, request: request, endpoint: endpoint, sequence: sequence, lock: lock)
+            let task = DataTask(
+                id: taskID, request: request, endpoint: endpoint, sequence: sequence, lock: lock, delivery: delivery,
+                upload: upload)
             active[taskID] = task
             return (task, true)
         }
@@ -347,6 +353,7 @@ public final class TaskPool: @unchecked Sendable {
         case .failure(.cancelled): log(.cancelled, task)
         case .failure: log(.failed, task)
         }
+        task.delivery.taskEnded(with: ending.outcome)
         for waiter in ending.waiters { waiter.resumer.resume(ending.outcome) }
         ending.runner?.cancel()
         ending.timers.cancel()

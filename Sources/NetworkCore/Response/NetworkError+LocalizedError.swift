@@ -28,6 +28,8 @@ extension NetworkError: LocalizedError {
             "A task with id '\(id)' is already running."
         case .responseTooLarge(let limit):
             "The response was larger than the limit of \(limit) bytes, and was not read further."
+        case .fileAccessFailed(let path, let reason):
+            "Could not use the file \(path): \(reason)."
         }
     }
 

@@ -44,6 +44,9 @@ public enum NetworkError: Error, Sendable {
     /// The response's body was larger than the limit, in bytes (``TaskPool/Configuration/maximumResponseBytes``
     /// or the endpoint's); the transfer was stopped there.
     case responseTooLarge(limit: Int)
+    /// A file could not be read or written: an upload's file is missing or a directory, a download's
+    /// destination cannot be written, the disk is full. The path and what went wrong.
+    case fileAccessFailed(path: String, reason: String)
 }
 
 extension NetworkError {

@@ -13,8 +13,11 @@ public final class Response: @unchecked Sendable {  // immutable but for `status
     public let request: URLRequest
     /// The HTTP response the transport received.
     public let httpResponse: HTTPURLResponse
-    /// The body bytes, decompressed by the transport where the server compressed them.
+    /// The body bytes, decompressed by the transport where the server compressed them; empty for a
+    /// download (see ``fileURL``) or a stream.
     public let body: Data
+    /// The file the body was written to, for a download (``TaskPool/download(_:to:id:)``); else `nil`.
+    public let fileURL: URL?
     /// Seconds from sending the request to receiving the whole body.
     public let duration: TimeInterval
     /// The attempt that produced this response: when it was sent, its first byte, its end, bytes each way.
@@ -26,9 +29,11 @@ public final class Response: @unchecked Sendable {  // immutable but for `status
     /// Creates a response; the pool does this for you.
     public init(
         request: URLRequest, httpResponse: HTTPURLResponse, body: Data, duration: TimeInterval,
-        statusReader: any ServerStatusReader = JSONStatusReader(), timing: TaskTimings.Attempt? = nil
+        statusReader: any ServerStatusReader = JSONStatusReader(), timing: TaskTimings.Attempt? = nil,
+        fileURL: URL? = nil
     ) {
         self.timing = timing
+        self.fileURL = fileURL
         self.request = request
         self.httpResponse = httpResponse
         self.body = body

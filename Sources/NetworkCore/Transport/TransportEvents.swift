@@ -40,14 +40,22 @@ public final class TransportEvents: @unchecked Sendable {
 
     let owner: Owner
     private let completion: Completion
+    /// Where an accepted answer's body goes; an answer the pool does not accept is read into memory.
+    private let delivery: Delivery
+    /// Whether this answer's body goes to the delivery (it was accepted) rather than into memory.
+    private var delivering = false
     private var head: HTTPURLResponse?
     private var body = Data()
     private var expectedLength = 0
     private var ended = false
 
-    init(owner: Owner, completion: Completion, redirectPolicy: RedirectPolicy, maximumResponseBytes: Int) {
+    init(
+        owner: Owner, completion: Completion, delivery: Delivery = .memory, redirectPolicy: RedirectPolicy,
+        maximumResponseBytes: Int
+    ) {
         self.owner = owner
         self.completion = completion
+        self.delivery = delivery
         self.redirectPolicy = redirectPolicy
         self.maximumResponseBytes = maximumResponseBytes
         switch owner {
@@ -72,6 +80,24 @@ public final class TransportEvents: @unchecked Sendable {
     @discardableResult
     public func receive(head response: HTTPURLResponse) -> Bool {
         guard !ended else { return false }
+        delivering = false
+        if !delivery.isMemory, case .attempt(let pool, _, _, _) = owner,
+            pool.configuration.validation.acceptableStatusCodes.contains(response.statusCode)
+        {
+            switch delivery {
+            case .memory: break
+            case .file(let file):
+                do throws(NetworkError) { try file.begin(response) } catch {
+                    end(.failure(error))
+                    return false
+                }
+            case .stream(let sink): sink.begin(response)
+            }
+            delivering = true
+            head = response
+            body = Data()
+            return report(.response)
+        }
         let length = response.expectedContentLength
         if length > maximumResponseBytes {
             end(.failure(NetworkError.responseTooLarge(limit: maximumResponseBytes)))
@@ -91,6 +117,18 @@ public final class TransportEvents: @unchecked Sendable {
         guard head != nil else {
             end(.failure(URLError(.badServerResponse)))
             return false
+        }
+        if delivering {
+            switch delivery {
+            case .memory: break
+            case .file(let file):
+                do throws(NetworkError) { try file.write(data) } catch {
+                    end(.failure(error))
+                    return false
+                }
+            case .stream(let sink): sink.receive(data)
+            }
+            return data.isEmpty || report(.bytes(data.count))
         }
         guard data.count <= maximumResponseBytes - body.count else {
             end(.failure(NetworkError.responseTooLarge(limit: maximumResponseBytes)))
@@ -131,8 +169,10 @@ public final class TransportEvents: @unchecked Sendable {
         end(.failure(error))
     }
 
-    /// Whether the head has arrived in this transfer.
-    var hasHead: Bool { head != nil }
+    /// The transfer's control, once its transport has returned it: a stream pauses and resumes it.
+    func attach(_ control: any TransportControl) {
+        if case .stream(let sink) = delivery { sink.attach(control) }
+    }
 
     /// Passes progress on; returns whether the transfer still counts (its task has not ended).
     private func report(_ progress: TransportContext.Progress) -> Bool {
@@ -146,6 +186,14 @@ public final class TransportEvents: @unchecked Sendable {
 
     private func end(_ result: Result<(Data, HTTPURLResponse), any Error>) {
         ended = true
+        var result = result
+        if delivering, case .file(let file) = delivery {
+            if case .success = result {
+                do throws(NetworkError) { try file.complete() } catch { result = .failure(error) }
+            } else {
+                file.pause()
+            }
+        }
         body = Data()
         var answer = DataTask.Answer(result: result, attempt: 0, bytesSent: 0, time: MonotonicClock.now())
         if case .attempt(let pool, let task, let number, let bytesSent) = owner {
@@ -167,9 +215,10 @@ extension TransportEvents {
         let control = ControlSlot()
         return await withTaskCancellationHandler {
             await withUnsafeContinuation { continuation in
-                if control.attach(transport.start(request, body: body, events: events(continuation))) {
-                    control.cancel()
-                }
+                let events = events(continuation)
+                let started = transport.start(request, body: body, events: events)
+                events.attach(started)
+                if control.attach(started) { control.cancel() }
             }
         } onCancel: {
             control.cancel()

@@ -1,0 +1,217 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Turns body bytes into the elements a stream yields: the chunks themselves, or parsed events.
+protocol ChunkDecoder: Sendable {
+    associatedtype Element: Sendable
+    /// The elements these bytes complete; bytes of an element not complete yet are kept.
+    mutating func decode(_ data: Data) -> [Element]
+    /// A new connection begins: what was kept of the last one is dropped.
+    mutating func reset()
+    /// Whether a body that ends is a connection to open again, continuing the same elements.
+    static var reconnects: Bool { get }
+    /// Adds the headers a connection needs (`Accept`, `Last-Event-ID`).
+    func prepare(_ request: inout URLRequest)
+    /// The wait before connecting again that the server asked for.
+    var reconnectionDelay: TimeInterval? { get }
+}
+
+extension ChunkDecoder {
+    static var reconnects: Bool { false }
+    func prepare(_ request: inout URLRequest) {}
+    var reconnectionDelay: TimeInterval? { nil }
+}
+
+/// Body chunks as they arrive.
+struct RawChunks: ChunkDecoder {
+    mutating func decode(_ data: Data) -> [Data] { data.isEmpty ? [] : [data] }
+    mutating func reset() {}
+}
+
+/// The elements of a streamed body between the transport and one consumer, with back-pressure: once
+/// more than ``highWater`` bytes wait unread, the transfer is paused, and resumed when the consumer has
+/// read them down to ``lowWater``.
+final class BodyStream<Decoder: ChunkDecoder>: StreamSink, @unchecked Sendable {
+    // @unchecked Sendable: all mutable state is in `state`, a `Locked`.
+    typealias Element = Decoder.Element
+
+    private struct State {
+        var decoder: Decoder
+        var head: HTTPURLResponse?
+        var elements: [(element: Element, bytes: Int)] = []
+        var next = 0
+        var buffered = 0
+        var end: Result<Void, NetworkError>?
+        var headWaiter: UnsafeContinuation<Result<HTTPURLResponse, NetworkError>, Never>?
+        var waiter: UnsafeContinuation<Result<Element?, NetworkError>, Never>?
+        var control: (any TransportControl)?
+        var paused = false
+    }
+
+    let highWater: Int
+    let lowWater: Int
+    private let state: Locked<State>
+
+    init(decoder: Decoder, highWater: Int = 1 << 20) {
+        state = Locked(State(decoder: decoder))
+        self.highWater = max(1, highWater)
+        lowWater = max(1, highWater / 4)
+    }
+
+    func begin(_ head: HTTPURLResponse) {
+        let waiter = state.withLock { state in
+            state.head = head
+            state.decoder.reset()
+            defer { state.headWaiter = nil }
+            return state.headWaiter
+        }
+        waiter?.resume(returning: .success(head))
+    }
+
+    func receive(_ data: Data) {
+        let (waiter, element, pause) = state.withLock {
+            state -> (UnsafeContinuation<Result<Element?, NetworkError>, Never>?, Element?, (any TransportControl)?) in
+            let decoded = state.decoder.decode(data)
+            guard !decoded.isEmpty else { return (nil, nil, nil) }
+            // Bytes are counted against the element that completes with them.
+            var elements = decoded.map { ($0, 0) }
+            elements[elements.count - 1].1 = data.count
+            if let waiter = state.waiter, state.next == state.elements.count {
+                state.waiter = nil
+                let first = elements.removeFirst().0
+                append(elements, to: &state)
+                return (waiter, first, shouldPause(&state))
+            }
+            append(elements, to: &state)
+            return (nil, nil, shouldPause(&state))
+        }
+        pause?.pauseReceiving()
+        waiter?.resume(returning: .success(element))
+    }
+
+    private func append(_ elements: [(Element, Int)], to state: inout State) {
+        for (element, bytes) in elements {
+            state.elements.append((element, bytes))
+            state.buffered += bytes
+        }
+    }
+
+    private func shouldPause(_ state: inout State) -> (any TransportControl)? {
+        guard !state.paused, state.buffered > highWater else { return nil }
+        state.paused = true
+        return state.control
+    }
+
+    func prepare(_ request: inout URLRequest) {
+        let decoder = state.withLock { $0.decoder }
+        decoder.prepare(&request)
+    }
+
+    var allowsRetry: Bool { Decoder.reconnects || state.withLock { $0.head == nil } }
+
+    var reconnects: Bool { Decoder.reconnects }
+
+    var reconnectionDelay: TimeInterval? { state.withLock { $0.decoder.reconnectionDelay } }
+
+    func attach(_ control: any TransportControl) {
+        let paused = state.withLock { state in
+            state.control = control
+            return state.paused
+        }
+        if paused { control.pauseReceiving() }
+    }
+
+    func finish(_ outcome: Result<Void, NetworkError>) {
+        let (headWaiter, waiter) = state.withLock { state in
+            if state.end == nil { state.end = outcome }
+            defer {
+                state.headWaiter = nil
+                state.waiter = nil
+                state.control = nil
+            }
+            return (state.headWaiter, state.next == state.elements.count ? state.waiter : nil)
+        }
+        switch outcome {
+        case .success: headWaiter?.resume(returning: .failure(.transport(URLError(.badServerResponse))))
+        case .failure(let error): headWaiter?.resume(returning: .failure(error))
+        }
+        waiter?.resume(returning: outcome.map { nil })
+    }
+
+    /// Waits for the accepted head, or the task's failure.
+    func head() async -> Result<HTTPURLResponse, NetworkError> {
+        await withUnsafeContinuation { continuation in
+            let ready = state.withLock { state -> Result<HTTPURLResponse, NetworkError>? in
+                if let head = state.head { return .success(head) }
+                if case .failure(let error) = state.end { return .failure(error) }
+                if state.end != nil { return .failure(.transport(URLError(.badServerResponse))) }
+                state.headWaiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    /// The next element, `nil` at the end of the body, or the task's failure.
+    func next() async -> Result<Element?, NetworkError> {
+        await withUnsafeContinuation { continuation in
+            let (ready, resume) = state.withLock {
+                state -> (Result<Element?, NetworkError>?, (any TransportControl)?) in
+                if state.next < state.elements.count {
+                    let (element, bytes) = state.elements[state.next]
+                    state.next += 1
+                    state.buffered -= bytes
+                    if state.next == state.elements.count {
+                        state.elements.removeAll(keepingCapacity: true)
+                        state.next = 0
+                    }
+                    var resume: (any TransportControl)?
+                    if state.paused, state.buffered <= lowWater {
+                        state.paused = false
+                        resume = state.control
+                    }
+                    return (.success(element), resume)
+                }
+                if let end = state.end { return (end.map { nil }, nil) }
+                if state.waiter != nil { return (.failure(.cancelled), nil) }  // one consumer at a time
+                state.waiter = continuation
+                return (nil, nil)
+            }
+            resume?.resumeReceiving()
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+}
+
+/// A stream open to a consumer: the accepted head, the task that carries it, and its elements. Letting
+/// go of it cancels the task; so does cancelling the Swift task that waits for an element.
+final class OpenStream<Decoder: ChunkDecoder>: Sendable {
+    let httpResponse: HTTPURLResponse
+    let task: DataTask
+    private let body: BodyStream<Decoder>
+    private let cancel: @Sendable () -> Void
+
+    /// Starts the endpoint's task with its body delivered to a stream decoded by `decoder`, and waits for
+    /// the accepted head.
+    init(
+        _ endpoint: some Endpoint, id: String?, decoder: Decoder, pool: TaskPool
+    ) async throws(NetworkError) {
+        let body = BodyStream(decoder: decoder)
+        let (task, _) = try pool.start(endpoint, id: id, immediately: false, delivery: .stream(body))
+        let cancel: @Sendable () -> Void = { [weak pool] in pool?.settle(task, with: .failure(.cancelled)) }
+        httpResponse = try await withTaskCancellationHandler { await body.head() } onCancel: { cancel() }.get()
+        self.task = task
+        self.body = body
+        self.cancel = cancel
+    }
+
+    deinit { cancel() }
+
+    /// The next element, `nil` at the end; throws the task's ``NetworkError``.
+    func next() async throws -> Decoder.Element? {
+        try await withTaskCancellationHandler { await body.next() } onCancel: { [cancel] in cancel() }.get()
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A download's file: the body is written to a partial file beside the destination, which replaces the
+/// destination once the whole body has arrived. A cut transfer is resumed where it stopped, with
+/// `Range` and `If-Range`, when the server named a validator; the partial file is removed when the task
+/// ends without completing, so nothing is left behind.
+final class DownloadFile: @unchecked Sendable {
+    // @unchecked Sendable: `state` is `Locked`; the rest is immutable.
+    /// Where the file goes.
+    let destination: URL
+    /// Where the body is written until it is complete: a hidden file in the destination's directory, so
+    /// that moving it into place is one rename on the same volume.
+    let partial: URL
+
+    private struct State {
+        var handle: FileHandle?
+        var written = 0
+        /// `ETag` (strong only) or `Last-Modified` of the answer being written, for `If-Range`.
+        var validator: String?
+        var completed = false
+    }
+    private let state = Locked(State())
+
+    /// Checks that `destination` can be written: its directory exists and it is not a directory itself.
+    init(destination: URL) throws(NetworkError) {
+        self.destination = destination
+        let directory = destination.deletingLastPathComponent()
+        partial = directory.appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).download")
+        var isDirectory: ObjCBool = false
+        guard destination.isFileURL else {
+            throw .fileAccessFailed(path: destination.absoluteString, reason: "the destination is not a file URL")
+        }
+        if FileManager.default.fileExists(atPath: destination.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw .fileAccessFailed(path: destination.path, reason: "the destination is a directory")
+        }
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue
+        else {
+            throw .fileAccessFailed(path: destination.path, reason: "its directory does not exist")
+        }
+        guard FileManager.default.isWritableFile(atPath: directory.path) else {
+            throw .fileAccessFailed(path: destination.path, reason: "its directory is not writable")
+        }
+    }
+
+    /// The bytes written so far.
+    var written: Int { state.withLock { $0.written } }
+
+    /// `Range` and `If-Range` to ask for the rest of the body, when some was written and the server named
+    /// a validator; else `nil` (the next attempt starts over).
+    var resumeHeaders: [String: String]? {
+        state.withLock { state in
+            guard state.written > 0, let validator = state.validator else { return nil }
+            return ["Range": "bytes=\(state.written)-", "If-Range": validator]
+        }
+    }
+
+    /// An accepted answer begins: a 206 whose range starts where the file ends continues it; anything
+    /// else starts it over.
+    func begin(_ response: HTTPURLResponse) throws(NetworkError) {
+        let continues = response.statusCode == 206
+        let start = Self.rangeStart(response.value(forHTTPHeaderField: "Content-Range"))
+        try state.withLock { state throws(NetworkError) in
+            try? state.handle?.close()
+            state.handle = nil
+            if continues, let start, start == state.written, state.written > 0 {
+                state.handle = try open(truncating: false)
+                do { try state.handle?.seekToEnd() } catch { throw failure(error) }
+            } else {
+                state.handle = try open(truncating: true)
+                state.written = 0
+                let etag = response.value(forHTTPHeaderField: "ETag")
+                state.validator =
+                    etag.flatMap { $0.hasPrefix("W/") ? nil : $0 }
+                    ?? response.value(forHTTPHeaderField: "Last-Modified")
+            }
+        }
+    }
+
+    /// Appends body bytes.
+    func write(_ data: Data) throws(NetworkError) {
+        try state.withLock { state throws(NetworkError) in
+            guard let handle = state.handle else { return }
+            do { try handle.write(contentsOf: data) } catch { throw failure(error) }
+            state.written += data.count
+        }
+    }
+
+    /// The whole body has arrived: the file takes the destination's place.
+    func complete() throws(NetworkError) {
+        try state.withLock { state throws(NetworkError) in
+            do { try state.handle?.close() } catch { throw failure(error) }
+            state.handle = nil
+            // rename(2) replaces a file at the destination in one step, on the same volume.
+            guard rename(partial.path, destination.path) == 0 else {
+                let reason = String(cString: strerror(errno))
+                throw .fileAccessFailed(
+                    path: destination.path, reason: "could not move the download into place: \(reason)")
+            }
+            state.completed = true
+        }
+    }
+
+    /// The attempt ended without the whole body: the file stays for the next attempt to continue.
+    func pause() {
+        state.withLock { state in
+            try? state.handle?.close()
+            state.handle = nil
+        }
+    }
+
+    /// The task has ended: a partial file left is removed.
+    func discard() {
+        state.withLock { state in
+            try? state.handle?.close()
+            state.handle = nil
+            if !state.completed { try? FileManager.default.removeItem(at: partial) }
+        }
+    }
+
+    private func open(truncating: Bool) throws(NetworkError) -> FileHandle {
+        if truncating || !FileManager.default.fileExists(atPath: partial.path) {
+            guard FileManager.default.createFile(atPath: partial.path, contents: nil) else {
+                throw .fileAccessFailed(path: destination.path, reason: "could not create a file beside it")
+            }
+        }
+        do { return try FileHandle(forWritingTo: partial) } catch { throw failure(error) }
+    }
+
+    private func failure(_ error: any Error) -> NetworkError {
+        let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
+        return .fileAccessFailed(path: destination.path, reason: reason)
+    }
+
+    /// The first byte of `Content-Range: bytes 100-199/200`.
+    static func rangeStart(_ value: String?) -> Int? {
+        guard let value, value.hasPrefix("bytes ") else { return nil }
+        return Int(value.dropFirst(6).prefix { $0 != "-" })
+    }
+}

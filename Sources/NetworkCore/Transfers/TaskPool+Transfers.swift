@@ -1,0 +1,63 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension TaskPool {
+    /// Downloads the endpoint's response body to the file at `destination`, as it arrives, and returns
+    /// the response (its ``Response/body`` empty, ``Response/fileURL`` the destination).
+    ///
+    /// The body is written beside the destination and moved into place once complete, replacing a file
+    /// that was there; nothing is left behind when the task fails or is cancelled. When an interceptor
+    /// (a ``RetryPolicy``) retries a transfer cut midway, the next attempt asks for the rest only
+    /// (`Range`, with `If-Range` when the server gave an `ETag` or `Last-Modified`) and continues the file.
+    /// An answer with a status the pool does not accept is not written: it fails the task as
+    /// ``NetworkError/httpStatus(_:)`` with its body in memory. Watch it with ``progress(of:)``.
+    /// ```swift
+    /// let file = FileManager.default.temporaryDirectory.appendingPathComponent("poster.jpg")
+    /// try await pool.download(Images.poster(path: "/abc.jpg"), to: file)
+    /// ```
+    /// - Throws: ``NetworkError/fileAccessFailed(path:reason:)`` when the destination cannot be written
+    ///   (its directory is missing or read-only, it is a directory, the disk is full); any other
+    ///   ``NetworkError`` as ``send(_:id:)`` throws it.
+    @discardableResult
+    public func download(
+        _ endpoint: some Endpoint, to destination: URL, id: String? = nil
+    ) async throws(NetworkError)
+        -> Response
+    {
+        let file = try DownloadFile(destination: destination)
+        let (task, finishes) = try start(endpoint, id: id, immediately: true, delivery: .file(file))
+        return try await wait(for: task, finishing: finishes).get()
+    }
+
+    /// Sends the endpoint's request and returns as soon as the response's head has arrived, with its body
+    /// to read as it comes: as chunks, or as lines (``ResponseStream/lines``).
+    ///
+    /// The task stays in ``activeTasks`` until the body has been read to its end, the stream is let go,
+    /// or the task is cancelled. A stream that has begun is never sent again by a retry; one that fails
+    /// before its head arrives is retried as any send.
+    /// - Throws: any ``NetworkError`` as ``send(_:id:)`` throws it, for the head; reading the body throws
+    ///   the task's ``NetworkError`` if the transfer fails midway.
+    public func stream(_ endpoint: some Endpoint, id: String? = nil) async throws(NetworkError) -> ResponseStream {
+        ResponseStream(try await OpenStream(endpoint, id: id, decoder: RawChunks(), pool: self))
+    }
+
+    /// Subscribes to the endpoint's Server-Sent Events (`text/event-stream`): returns once the stream is
+    /// open, with its events to read as they come.
+    ///
+    /// When the connection drops or the server closes it, the pool's interceptors decide whether to
+    /// connect again, as for any retry (a ``RetryPolicy`` among them retries a lost connection); the next
+    /// attempt sends `Last-Event-ID` with the last id received and waits the reconnection time the server
+    /// asked for with `retry:`, if any, instead of the policy's delay. An event left unfinished by a drop
+    /// is dropped, as the standard says; a status 204 ends the stream for good.
+    /// ```swift
+    /// for try await event in try await pool.events(Feed.live) where event.event == "price" {
+    ///     print(event.data)
+    /// }
+    /// ```
+    public func events(_ endpoint: some Endpoint, id: String? = nil) async throws(NetworkError) -> ServerSentEvents {
+        ServerSentEvents(try await OpenStream(endpoint, id: id, decoder: ServerSentEventParser(), pool: self))
+    }
+}

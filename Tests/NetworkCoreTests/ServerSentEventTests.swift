@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+@testable import NetworkCore
+
+@Suite("Server-Sent Events parsing (WHATWG)")
+struct ServerSentEventTests {
+    /// Bytes as they come, and the events they make.
+    static let cases: [(name: String, input: String, events: [ServerSentEvent])] = [
+        ("one event", "data: hello\n\n", [ServerSentEvent(data: "hello")]),
+        ("multi-line data joined with \\n", "data: a\ndata: b\n\n", [ServerSentEvent(data: "a\nb")]),
+        ("event type and id", "event: add\nid: 7\ndata: x\n\n", [ServerSentEvent(event: "add", data: "x", id: "7")]),
+        ("comments are ignored", ": keep-alive\ndata: x\n: more\n\n", [ServerSentEvent(data: "x")]),
+        ("no space after the colon", "data:x\n\n", [ServerSentEvent(data: "x")]),
+        ("only the first space is dropped", "data:  x\n\n", [ServerSentEvent(data: " x")]),
+        ("a field without a colon has an empty value", "data\n\n", [ServerSentEvent(data: "")]),
+        (
+            "CRLF and CR line breaks", "data: a\r\n\r\ndata: b\r\r",
+            [ServerSentEvent(data: "a"), ServerSentEvent(data: "b")]
+        ),
+        ("a leading BOM", "\u{FEFF}data: x\n\n", [ServerSentEvent(data: "x")]),
+        ("no data: no event, and the type resets", "event: ping\n\ndata: x\n\n", [ServerSentEvent(data: "x")]),
+        (
+            "the id carries on to later events", "id: 1\ndata: a\n\ndata: b\n\n",
+            [ServerSentEvent(data: "a", id: "1"), ServerSentEvent(data: "b", id: "1")]
+        ),
+        (
+            "an id with NUL is ignored", "id: 1\ndata: a\n\nid: 2\u{0}\ndata: b\n\n",
+            [ServerSentEvent(data: "a", id: "1"), ServerSentEvent(data: "b", id: "1")]
+        ),
+        (
+            "retry in milliseconds; not a number is ignored", "retry: 1500\nretry: soon\ndata: a\n\n",
+            [ServerSentEvent(data: "a", retry: 1.5)]
+        ),
+        ("unknown fields are ignored", "foo: bar\ndata: a\n\n", [ServerSentEvent(data: "a")]),
+        ("an event not ended by a blank line is not dispatched", "data: a\n\ndata: cut", [ServerSentEvent(data: "a")]),
+        ("UTF-8 text", "data: café ☕\n\n", [ServerSentEvent(data: "café ☕")]),
+    ]
+
+    @Test("the standard's parsing rules, whole and split at every byte", arguments: cases.indices)
+    func parse(_ index: Int) {
+        let (name, input, expected) = Self.cases[index]
+        var whole = ServerSentEventParser()
+        #expect(whole.decode(Data(input.utf8)) == expected, "\(name)")
+        // Fed one byte at a time (a CRLF and a UTF-8 character split across chunks included).
+        var split = ServerSentEventParser()
+        let bytes = Array(input.utf8)
+        let events = bytes.flatMap { split.decode(Data([$0])) }
+        #expect(events == expected, "\(name), byte by byte")
+    }
+
+    @Test("a connection that ends mid-event is known, and a new one starts clean but keeps the last id")
+    func midEvent() {
+        var parser = ServerSentEventParser()
+        _ = parser.decode(Data("id: 4\ndata: a\n\ndata: cut".utf8))
+        #expect(parser.isMidEvent)
+        parser.reset()
+        #expect(!parser.isMidEvent)
+        #expect(parser.lastEventID == "4")
+        #expect(parser.decode(Data("data: b\n\n".utf8)) == [ServerSentEvent(data: "b", id: "4")])
+    }
+
+    @Test("lines split at LF, CRLF and CR, across chunks; a last line without a break comes at the end")
+    func lines() {
+        var splitter = LineSplitter()
+        #expect(splitter.lines(in: Data("a\nb\r".utf8)) == ["a", "b"])
+        #expect(splitter.lines(in: Data("\nc\rd".utf8)) == ["c"])
+        #expect(splitter.lines(in: Data("e\n\n".utf8)) == ["de", ""])
+        #expect(splitter.lines(in: Data("tail".utf8)).isEmpty)
+        #expect(splitter.finish() == "tail")
+        #expect(splitter.finish() == nil)
+    }
+}
