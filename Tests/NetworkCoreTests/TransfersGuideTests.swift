@@ -1,0 +1,89 @@
+import Foundation
+import NetworkCore
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The samples of Docs/Transfers.md, compiled with the tests (never run: they name a server that does
+/// not exist). `guideMatches` checks that the guide's Swift blocks show exactly these lines.
+func transfersGuide() async throws {
+    // GUIDE-BEGIN
+    enum Files: Endpoint {
+        case report(id: Int)
+        case upload(URL)
+        case logs
+        case prices
+
+        var baseURL: String { "https://files.example.com" }
+        var path: String {
+            switch self {
+            case .report(let id): "reports/\(id).pdf"
+            case .upload: "uploads"
+            case .logs: "logs/tail"
+            case .prices: "prices/live"
+            }
+        }
+        var method: HTTPMethod {
+            if case .upload = self { return .post }
+            return .get
+        }
+        var task: HTTPTask {
+            if case .upload(let file) = self { return .file(file, contentType: "application/pdf") }
+            return .plain
+        }
+    }
+
+    // Retries resume a cut download, and reconnect a dropped event stream.
+    let pool = TaskPool(configuration: .init(interceptors: [RetryPolicy()]))
+
+    let destination = FileManager.default.temporaryDirectory.appendingPathComponent("report.pdf")
+    let downloaded = try await pool.download(Files.report(id: 7), to: destination, id: "report-7")
+    print(downloaded.statusCode, downloaded.fileURL?.path ?? "")
+
+    let uploaded = try await pool.send(Files.upload(destination), id: "upload")
+    print(uploaded.statusCode)
+
+    let stream = try await pool.stream(Files.logs)
+    for try await line in stream.lines where line.contains("ERROR") {
+        print(line)
+    }
+
+    let events = try await pool.events(Files.prices, id: "prices")
+    for try await event in events where event.event == "price" {
+        print(event.data, event.id ?? "")
+    }
+    pool.cancel(id: "prices")  // ends the stream: the loop above throws NetworkError.cancelled
+
+    struct Echo: Transport {
+        func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
+            AsyncTransfer(reportingTo: events) { events in
+                let head = HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: nil, headerFields: nil)!
+                guard events.receive(head: head) else { return }
+                events.receive(body: request.httpBody ?? Data())
+            }
+        }
+    }
+    // GUIDE-END
+}
+
+@Suite("Docs/Transfers.md")
+struct TransfersGuideTests {
+    @Test("the guide's samples are the ones this file compiles")
+    func guideMatches() throws {
+        let guide = try String(contentsOf: ReadmeTests.root.appendingPathComponent("Docs/Transfers.md"), encoding: .utf8)
+        var shown: [String] = []
+        var rest = guide[...]
+        while let start = rest.range(of: "```swift\n"), let end = rest[start.upperBound...].range(of: "```") {
+            shown += ReadmeTests.lines(rest[start.upperBound..<end.lowerBound])
+            rest = rest[end.upperBound...]
+        }
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let begin = try #require(source.range(of: "// GUIDE-BEGIN\n"))
+        let end = try #require(source.range(of: "// GUIDE-END"))
+        let compiled = ReadmeTests.lines(source[begin.upperBound..<end.lowerBound])
+        #expect(compiled.count >= 40)
+        #expect(shown == compiled)
+    }
+}
