@@ -365,3 +365,47 @@ final class PausingControl: TransportControl, @unchecked Sendable {  // `lock` g
     func pauseReceiving() { lock.withLock { counts.pauses += 1 } }
     func resumeReceiving() { lock.withLock { counts.resumes += 1 } }
 }
+
+@Suite("The transport path's contract")
+struct TransportContractTests {
+    /// Ignores cancel, answers its head after `delay`, and, told the transfer is over, reports nothing more.
+    final class LateHeadTransport: Transport, @unchecked Sendable {  // `lock` guards `answers`.
+        private let lock = NSLock()
+        private var answers: [Bool] = []
+        var heads: [Bool] { lock.withLock { answers } }
+
+        final class Deaf: TransportControl {
+            func cancel() {}
+        }
+
+        func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
+            Task.detached {
+                try? await Task.sleep(nanoseconds: 200_000_000)
+                let head = HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: nil, headerFields: nil)!
+                let goOn = events.receive(head: head)
+                self.lock.withLock { self.answers.append(goOn) }
+                if goOn { events.finish() }
+            }
+            return Deaf()
+        }
+    }
+
+    @Test("a transfer told it is over after its task was cancelled still ends its attempt: the runner lets go")
+    func overAfterCancel() async throws {
+        let transport = LateHeadTransport()
+        let pool = TaskPool(configuration: .init(transport: transport))
+        weak var weakTask: DataTask?
+        let ended = Counter()
+        do {
+            pool.send(TestEndpoint(), id: "late") { _ in ended.increment() }  // a Swift runner awaits the attempt
+            let task = try #require(pool.task(id: "late"))
+            weakTask = task
+            #expect(await eventually { task.phase == .sending })
+            #expect(pool.cancel(id: "late"))
+        }
+        #expect(await eventually { transport.heads == [false] })
+        // The runner, resumed with the attempt's end, returns and lets go of the task.
+        #expect(await eventually { weakTask == nil })
+        #expect(ended.count == 1)
+    }
+}

@@ -202,7 +202,11 @@ final class OpenStream<Decoder: ChunkDecoder>: Sendable {
         let body = BodyStream(decoder: decoder)
         let (task, _) = try pool.start(endpoint, id: id, immediately: false, delivery: .stream(body))
         let cancel: @Sendable () -> Void = { [weak pool] in pool?.settle(task, with: .failure(.cancelled)) }
-        httpResponse = try await withTaskCancellationHandler { await body.head() } onCancel: { cancel() }.get()
+        httpResponse = try await withTaskCancellationHandler {
+            await body.head()
+        } onCancel: {
+            cancel()
+        }.get()
         self.task = task
         self.body = body
         self.cancel = cancel
@@ -212,6 +216,10 @@ final class OpenStream<Decoder: ChunkDecoder>: Sendable {
 
     /// The next element, `nil` at the end; throws the task's ``NetworkError``.
     func next() async throws -> Decoder.Element? {
-        try await withTaskCancellationHandler { await body.next() } onCancel: { [cancel] in cancel() }.get()
+        try await withTaskCancellationHandler {
+            await body.next()
+        } onCancel: { [cancel] in
+            cancel()
+        }.get()
     }
 }

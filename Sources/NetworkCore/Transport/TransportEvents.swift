@@ -146,8 +146,12 @@ public final class TransportEvents: @unchecked Sendable {
 
     /// The server redirected, with `statusCode`, to `url`, and the transport follows.
     public func redirected(statusCode: Int, to url: URL?) {
-        guard !ended else { return }
-        _ = report(.redirect(statusCode: statusCode, to: url))
+        guard !ended, case .attempt(let pool, let task, _, _) = owner else {
+            if !ended, case .context(let context) = owner { context.report(.redirect(statusCode: statusCode, to: url)) }
+            return
+        }
+        // A redirect after the task's end is not reported; the head that follows ends the transfer.
+        _ = pool.record(.redirect(statusCode: statusCode, to: url), of: task)
     }
 
     /// `totalBytes` of the request's body have been sent, of `expected` when it is known.
@@ -174,10 +178,17 @@ public final class TransportEvents: @unchecked Sendable {
         if case .stream(let sink) = delivery { sink.attach(control) }
     }
 
-    /// Passes progress on; returns whether the transfer still counts (its task has not ended).
+    /// Passes progress on; returns whether the transfer still counts. Once its task has ended (a cancel,
+    /// the deadline) it does not, and the transfer ends here, as cancelled: the transport is told to stop
+    /// and report nothing more, and whoever awaits the attempt must still hear its end.
     private func report(_ progress: TransportContext.Progress) -> Bool {
         switch owner {
-        case .attempt(let pool, let task, _, _): return pool.record(progress, of: task)
+        case .attempt(let pool, let task, _, _):
+            guard pool.record(progress, of: task) else {
+                end(.failure(NetworkError.cancelled))
+                return false
+            }
+            return true
         case .context(let context):
             context.report(progress)
             return true
