@@ -196,8 +196,7 @@ extension Endpoint {
         guard FileManager.default.isReadableFile(atPath: url.path) else {
             throw .fileAccessFailed(path: url.path, reason: "not readable")
         }
-        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue
-        return size ?? 0
+        return RequestBody.file(url).length ?? 0
     }
 
     /// Adds the headers under their canonical names (``HeaderName/merge(_:into:)``), throwing for the
