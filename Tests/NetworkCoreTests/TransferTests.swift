@@ -83,6 +83,37 @@ struct HTTPBinTransferTests {
         #expect(response.timing?.bytesReceived == 90_000)
     }
 
+    @Test("a download's progress climbs to the whole length, told before the call returns")
+    func downloadProgress() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let log = ProgressLog()
+        try await pool.download(TransferEndpoint.drip(bytes: 2_000, seconds: 0.5), to: scratch.file("d")) {
+            log.append($0)
+        }
+        let values = log.values
+        #expect(values.last?.bytesReceived == 2_000)
+        #expect(values.last?.bytesExpected == 2_000)
+        #expect(values.last?.fractionCompleted == 1)
+        #expect(values.map(\.bytesReceived) == values.map(\.bytesReceived).sorted())
+        #expect(values.contains { $0.bytesReceived > 0 && $0.bytesReceived < 2_000 })  // told while it runs
+    }
+
+    @Test("a file upload's progress counts the bytes sent up to the file's size")
+    func uploadProgress() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let file = scratch.file("upload.bin")
+        try alphabet(1_000_000).write(to: file)
+        let log = ProgressLog()
+        let response = try await pool.upload(TransferEndpoint.upload(file)) { log.append($0) }
+        #expect(response.statusCode == 200)
+        let values = log.values
+        #expect(values.last?.bytesToSend == 1_000_000)
+        #expect(values.last?.bytesSent == 1_000_000)
+        #expect(values.last.map { $0.bytesReceived > 1_000_000 } == true)  // httpbin echoes the body
+    }
+
     @Test("a download replaces a file that was there")
     func downloadReplaces() async throws {
         let scratch = try ScratchDirectory()
@@ -236,8 +267,15 @@ struct TransferFaultTests {
                 interceptors: [RetryPolicy(baseDelay: 0.01, random: { $0.upperBound })]))
         let destination = scratch.file("alphabet.bin")
         let endpoint = TestEndpoint(baseURL: server.baseURL, path: "/file")
-        let response = try await pool.download(endpoint, to: destination)
+        let log = ProgressLog()
+        let response = try await pool.download(endpoint, to: destination) { log.append($0) }
         #expect(response.statusCode == 206)
+        // The resumed answer counts the kept bytes: the progress is of the whole file.
+        #expect(
+            log.values.last
+                == TransferProgress(
+                    bytesToSend: 0, bytesReceived: 200_000, bytesExpected: 200_000,
+                    bytesPerSecond: log.values.last?.bytesPerSecond ?? 0))
         #expect(try Data(contentsOf: destination) == body)
         #expect(scratch.contents == ["alphabet.bin"])
         let requests = server.requests

@@ -45,6 +45,22 @@ func transfersGuide() async throws {
     let uploaded = try await pool.send(Files.upload(destination), id: "upload")
     print(uploaded.statusCode)
 
+    let report = FileManager.default.temporaryDirectory.appendingPathComponent("report-8.pdf")
+    try await pool.download(Files.report(id: 8), to: report, id: "report-8") { progress in
+        if let fraction = progress.fractionCompleted { print("\(Int(fraction * 100)) %") }
+    }
+
+    try await pool.upload(Files.upload(report), id: "upload-8") { progress in
+        print("sent \(progress.bytesSent) of \(progress.bytesToSend ?? 0)")
+    }
+
+    // Anyone else follows a running task by its id.
+    if let task = pool.task(id: "report-8") {
+        for await progress in task.progressUpdates {
+            print(progress.bytesReceived, progress.bytesPerSecond)
+        }
+    }
+
     let stream = try await pool.stream(Files.logs)
     for try await line in stream.lines where line.contains("ERROR") {
         print(line)

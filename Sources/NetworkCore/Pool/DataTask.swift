@@ -114,6 +114,12 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         /// Body bytes of the request sent so far in the current attempt, and how many it has, when known.
         var bytesSent = 0
         var bytesToSend: Int?
+        /// Where the current answer's body starts in the whole (a resumed download's kept bytes), and the
+        /// whole's length when the answer named it.
+        var receivedOffset = 0
+        var bytesExpected: Int?
+        /// Those following ``DataTask/progressUpdates``; ended with the task.
+        var progressObservers: [AsyncStream<TransferProgress>.Continuation] = []
         /// Redirects followed, in every attempt.
         var redirects = 0
         /// When the task ended; set in `TaskPool.end`, the one place a task ends.
@@ -204,6 +210,30 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     /// Redirects followed so far, in every attempt.
     public var redirects: Int { lock.withLock { storage.redirects } }
 
+    /// How far the transfer has come now: bytes sent and received, what they should come to, the rate.
+    public var progress: TransferProgress {
+        lock.withLock { storage.progress(at: storage.endTime ?? MonotonicClock.now()) }
+    }
+
+    /// The task's progress as it changes: the current value at once, then each change (a reader that
+    /// falls behind gets the newest), ending after the last value once the task has ended.
+    ///
+    /// ```swift
+    /// for await progress in task.progressUpdates { bar.show(progress.fractionCompleted ?? 0) }
+    /// ```
+    public var progressUpdates: AsyncStream<TransferProgress> {
+        AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            lock.withLock {
+                continuation.yield(storage.progress(at: storage.endTime ?? MonotonicClock.now()))
+                if storage.hasEnded {
+                    continuation.finish()
+                } else {
+                    storage.progressObservers.append(continuation)
+                }
+            }
+        }
+    }
+
     /// When the task ended, or `nil` while it runs: ``startDate`` plus the task's monotonic duration
     /// (``elapsed``), so a change of the system clock while it ran does not show.
     public var endDate: Date? { lock.withLock { storage.endTime }.map { startDate.addingTimeInterval(offset($0)) } }
@@ -244,13 +274,16 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
 
     /// The task as a row of data: id, service, method, redacted URL, phase, attempt, elapsed, bytes.
     public var snapshot: TaskSnapshot {
-        let (phase, attempts, bytes, redirects) = lock.withLock {
-            (storage.machine.phase, storage.attempts, storage.bytesReceived, storage.redirects)
+        let (phase, attempts, bytes, redirects, progress) = lock.withLock {
+            (
+                storage.machine.phase, storage.attempts, storage.bytesReceived, storage.redirects,
+                storage.progress(at: storage.endTime ?? MonotonicClock.now())
+            )
         }
         return TaskSnapshot(
             id: id, service: service, method: method, url: Redactor.default.redact(request.url),
             phase: phase.description, attempt: attempts, redirects: redirects, elapsed: elapsed, bytesReceived: bytes,
-            startDate: startDate)
+            progress: progress, startDate: startDate)
     }
 
     /// Seconds from the task's start to a monotonic time.

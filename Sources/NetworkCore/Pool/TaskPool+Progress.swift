@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// What a task's transfers report: attempts opened and closed, first byte, bytes each way, redirects;
 /// and the stall detector that reads it.
 extension TaskPool {
@@ -25,6 +29,8 @@ extension TaskPool {
             task.storage.attemptBytes = 0
             task.storage.bytesSent = 0
             task.storage.bytesToSend = length
+            task.storage.receivedOffset = 0
+            task.storage.bytesExpected = nil
             task.storage.openAttempt = (task.storage.attempts, length ?? 0)
             task.storage.lastProgress = now
             _ = task.storage.machine.attemptOpened()
@@ -32,11 +38,13 @@ extension TaskPool {
         }
     }
 
-    /// Records what the transport reported: first byte, body bytes, redirects. Returns whether the task
-    /// still runs: once it has ended, reports are neither counted nor logged.
-    func record(_ progress: TransportContext.Progress, of task: DataTask) -> Bool {
+    /// Records what the transport reported: first byte (the answer's `head`, when the transport gave it),
+    /// body bytes, redirects. Returns whether the task still runs: once it has ended, reports are neither
+    /// counted nor logged.
+    func record(_ progress: TransportContext.Progress, of task: DataTask, head: HTTPURLResponse? = nil) -> Bool {
         switch progress {
         case .response:
+            let extent = head.map(TransferProgress.extent(of:))
             return lock.withLock {
                 guard task.storage.machine.progressed() else { return false }
                 let now = MonotonicClock.now()
@@ -45,7 +53,10 @@ extension TaskPool {
                 // A new head in the attempt (a redirect followed by a task of its own) starts the body again.
                 task.storage.bytesReceived -= task.storage.attemptBytes
                 task.storage.attemptBytes = 0
+                task.storage.receivedOffset = extent?.offset ?? 0
+                task.storage.bytesExpected = extent?.total
                 task.storage.lastProgress = now
+                task.storage.publishProgress(at: now)
                 return true
             }
         case .bytes(let count):
@@ -57,6 +68,7 @@ extension TaskPool {
                 task.storage.bytesReceived += count
                 task.storage.attemptBytes += count
                 task.storage.lastProgress = now
+                task.storage.publishProgress(at: now)
                 return true
             }
         case .redirect(let status, let url):
@@ -76,9 +88,11 @@ extension TaskPool {
     func recordSent(_ total: Int, expected: Int?, of task: DataTask) {
         lock.withLock {
             guard task.storage.machine.progressed() else { return }
+            let now = MonotonicClock.now()
             task.storage.bytesSent = total
             if let expected { task.storage.bytesToSend = expected }
-            task.storage.lastProgress = MonotonicClock.now()
+            task.storage.lastProgress = now
+            task.storage.publishProgress(at: now)
         }
     }
 
@@ -142,5 +156,43 @@ extension TaskPool {
             return alarm.cancel()
         }
         alarm.set(after: Double(watching ? limit - idle : limit) / 1e9)
+    }
+}
+
+extension DataTask.Storage {
+    /// The transfer's progress at `now`, a monotonic time. The rate is measured to `now` while an attempt
+    /// runs, is the last attempt's own once the task has ended, and is 0 between attempts.
+    func progress(at now: UInt64) -> TransferProgress {
+        var rate = 0.0
+        let now = openAttempt != nil ? now : hasEnded ? lastProgress : 0
+        if now == 0 {
+            // Between attempts (backing off, waiting for a credential), nothing moves.
+        } else if let first = attemptFirstByte, attemptBytes > 0 {
+            rate = Double(attemptBytes) / max(MonotonicClock.seconds(from: first, to: now), 0.001)
+        } else if bytesSent > 0 {
+            rate = Double(bytesSent) / max(MonotonicClock.seconds(from: attemptStart, to: now), 0.001)
+        }
+        return TransferProgress(
+            bytesSent: bytesSent, bytesToSend: bytesToSend, bytesReceived: receivedOffset + attemptBytes,
+            bytesExpected: bytesExpected, bytesPerSecond: rate)
+    }
+
+    /// Tells those following the task's progress where it is now; those who stopped listening are dropped.
+    /// Call with the pool's lock held: a yield only stores the value and wakes the reader elsewhere.
+    mutating func publishProgress(at now: UInt64) {
+        guard !progressObservers.isEmpty else { return }
+        let progress = progress(at: now)
+        progressObservers.removeAll { observer in
+            if case .terminated = observer.yield(progress) { return true }
+            return false
+        }
+    }
+
+    /// The task has ended: its last progress is told, and every progress stream ends.
+    mutating func finishProgress(at now: UInt64) {
+        guard !progressObservers.isEmpty else { return }
+        publishProgress(at: now)
+        for observer in progressObservers { observer.finish() }
+        progressObservers = []
     }
 }

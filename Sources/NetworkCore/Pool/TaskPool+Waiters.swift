@@ -12,6 +12,23 @@ extension TaskPool {
         }
     }
 
+    /// Awaits the task's outcome as ``wait(for:finishing:)`` does, telling `progress` every change of the
+    /// task's progress meanwhile (the newest, when it falls behind), the last of them before returning.
+    func wait(
+        for task: DataTask, finishing: Bool, progress: (@Sendable (TransferProgress) -> Void)?
+    ) async -> DataTask.Outcome {
+        guard let progress else { return await wait(for: task, finishing: finishing) }
+        let updates = task.progressUpdates
+        let reporter = Task {
+            for await value in updates { progress(value) }
+        }
+        let outcome = await wait(for: task, finishing: finishing)
+        // This caller may have left a task that others still wait for: stop telling it then.
+        if !lock.withLock({ task.storage.hasEnded }) { reporter.cancel() }
+        await reporter.value
+        return outcome
+    }
+
     /// Waits among the task's waiters, resumed through `resumer`, until the pool resumes it.
     private func suspend<Value>(
         on task: DataTask, as resumer: (UnsafeContinuation<Value, Never>) -> DataTask.Resumer

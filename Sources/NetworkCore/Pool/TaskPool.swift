@@ -141,6 +141,23 @@ public final class TaskPool: @unchecked Sendable {
         return try await wait(for: task, finishing: finishes).get()
     }
 
+    /// Sends the endpoint's request, its body a file (``HTTPTask/file(_:contentType:)``), a form or bytes,
+    /// as ``send(_:id:)`` does, calling `progress` with the task's ``TransferProgress`` as the body is sent
+    /// and the answer arrives (the newest value when calls fall behind), on another thread, and with its
+    /// last value before returning.
+    /// ```swift
+    /// try await pool.upload(Uploads.video(file), id: "upload") { progress in
+    ///     print("sent", progress.bytesSent, "of", progress.bytesToSend ?? -1)
+    /// }
+    /// ```
+    @discardableResult
+    public func upload(
+        _ endpoint: some Endpoint, id: String? = nil, progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws(NetworkError) -> Response {
+        let (task, finishes) = try start(endpoint, id: id, immediately: true)
+        return try await wait(for: task, finishing: finishes, progress: progress).get()
+    }
+
     /// Sends the endpoint's request and parses the accepted response with `parser`.
     /// - Throws: ``NetworkError``; a parser's error arrives as ``NetworkError/decodingFailed(_:)``.
     public func send<Parser: JSONParser>(
@@ -336,6 +353,7 @@ public final class TaskPool: @unchecked Sendable {
         let now = MonotonicClock.now()
         if task.storage.openAttempt != nil { closeAttempt(of: task, received: nil, status: nil, at: now) }
         task.storage.endTime = now
+        task.storage.finishProgress(at: now)
         // The task may have been replaced under its id (`DuplicatePolicy.replace`): remove only itself.
         if let index = activeIndex ?? active.index(forKey: task.id), active.values[index] === task {
             active.remove(at: index)

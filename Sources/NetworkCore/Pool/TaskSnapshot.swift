@@ -24,16 +24,23 @@ public struct TaskSnapshot: Hashable, Sendable, Codable {
     public let elapsed: TimeInterval
     /// Body bytes received so far, in this attempt and earlier ones.
     public let bytesReceived: Int
+    /// The transfer's progress in this attempt: bytes sent and received, what they come to, the rate.
+    public let progress: TransferProgress
     /// When it was queued.
     public let startDate: Date
 
-    /// The row as table cells: id, service, method, url, state, attempt, redirects, elapsed ms, bytes.
+    /// The row as table cells: id, service, method, url, state, attempt, redirects, elapsed ms, bytes,
+    /// progress, rate.
     var cells: [String] {
-        [
+        let share = progress.fractionCompleted.map { " (\(Int(($0 * 100).rounded(.down))) %)" } ?? ""
+        return [
             id, service, method, url, phase, String(attempt), String(redirects),
-            String(Int((elapsed * 1000).rounded())), String(bytesReceived),
+            String(Int((elapsed * 1000).rounded())), String(bytesReceived), progress.summary + share,
+            progress.bytesPerSecond > 0 ? TransferProgress.bytes(Int(progress.bytesPerSecond)) + "/s" : "-",
         ]
     }
 
-    static let header = ["id", "service", "method", "url", "state", "attempt", "redirects", "elapsed ms", "bytes"]
+    static let header = [
+        "id", "service", "method", "url", "state", "attempt", "redirects", "elapsed ms", "bytes", "progress", "rate",
+    ]
 }

@@ -70,7 +70,7 @@ final class DownloadFile: @unchecked Sendable {
     /// else starts it over.
     func begin(_ response: HTTPURLResponse) throws(NetworkError) {
         let continues = response.statusCode == 206
-        let start = Self.rangeStart(response.value(forHTTPHeaderField: "Content-Range"))
+        let start = ContentRange(response.value(forHTTPHeaderField: "Content-Range"))?.first
         try state.withLock { state throws(NetworkError) in
             try? state.handle?.close()
             state.handle = nil
@@ -141,11 +141,5 @@ final class DownloadFile: @unchecked Sendable {
     private func failure(_ error: any Error) -> NetworkError {
         let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
         return .fileAccessFailed(path: destination.path, reason: reason)
-    }
-
-    /// The first byte of `Content-Range: bytes 100-199/200`.
-    static func rangeStart(_ value: String?) -> Int? {
-        guard let value, value.hasPrefix("bytes ") else { return nil }
-        return Int(value.dropFirst(6).prefix { $0 != "-" })
     }
 }

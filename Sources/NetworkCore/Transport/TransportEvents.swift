@@ -96,7 +96,7 @@ public final class TransportEvents: @unchecked Sendable {
             delivering = true
             head = response
             body = Data()
-            return report(.response)
+            return report(.response, head: response)
         }
         let length = response.expectedContentLength
         if length > maximumResponseBytes {
@@ -106,7 +106,7 @@ public final class TransportEvents: @unchecked Sendable {
         head = response
         body = Data()
         expectedLength = length > 0 && length < 64 << 20 ? Int(length) : 0
-        return report(.response)
+        return report(.response, head: response)
     }
 
     /// More body bytes arrived. Returns `false` when the transfer is over: the task has ended, or the
@@ -181,10 +181,10 @@ public final class TransportEvents: @unchecked Sendable {
     /// Passes progress on; returns whether the transfer still counts. Once its task has ended (a cancel,
     /// the deadline) it does not, and the transfer ends here, as cancelled: the transport is told to stop
     /// and report nothing more, and whoever awaits the attempt must still hear its end.
-    private func report(_ progress: TransportContext.Progress) -> Bool {
+    private func report(_ progress: TransportContext.Progress, head: HTTPURLResponse? = nil) -> Bool {
         switch owner {
         case .attempt(let pool, let task, _, _):
-            guard pool.record(progress, of: task) else {
+            guard pool.record(progress, of: task, head: head) else {
                 end(.failure(NetworkError.cancelled))
                 return false
             }
