@@ -47,6 +47,7 @@ public final class LoopbackServer: @unchecked Sendable {
     private let recordsRequests: Bool
     private let keepsAlive: Bool
     private let ipv6: Bool
+    private let bodyReadPause: TimeInterval
 
     /// Why the server could not start.
     public struct StartError: Error, CustomStringConvertible {
@@ -62,11 +63,13 @@ public final class LoopbackServer: @unchecked Sendable {
     /// Starts listening on 127.0.0.1 at `port` (0 for a free one), answering with faults where the handler says.
     /// `recordsRequests: false` keeps no log of requests, for long load runs. `keepsAlive: true` serves
     /// further requests on a connection after a response (all but `closeMidBody`'s), as most servers do.
-    /// `ipv6: true` listens on `::1` instead of 127.0.0.1.
+    /// `ipv6: true` listens on `::1` instead of 127.0.0.1. `bodyReadPause`: seconds to wait before each
+    /// read of a request body (16 KB at most), for a client that uploads to a slow server.
     public init(
         port requestedPort: UInt16 = 0, recordsRequests: Bool = true, keepsAlive: Bool = false, ipv6: Bool = false,
-        faults handler: @escaping FaultHandler
+        bodyReadPause: TimeInterval = 0, faults handler: @escaping FaultHandler
     ) throws {
+        self.bodyReadPause = bodyReadPause
         self.recordsRequests = recordsRequests
         self.keepsAlive = keepsAlive
         self.ipv6 = ipv6
@@ -212,6 +215,7 @@ public final class LoopbackServer: @unchecked Sendable {
         }
         let bodyStart = headerEnd! + 4
         while buffer.count - bodyStart < contentLength {
+            if bodyReadPause > 0 { Thread.sleep(forTimeInterval: bodyReadPause) }
             let count = recv(client, &chunk, min(chunk.count, contentLength - (buffer.count - bodyStart)), 0)
             guard count > 0 else { return nil }
             buffer.append(contentsOf: chunk[0..<count])

@@ -285,6 +285,113 @@ struct TransferFaultTests {
         #expect(requests.last?.value(forHTTPHeaderField: "If-Range") == "\"v1\"")
     }
 
+    @Test("a slow upload is cancelled by id while it sends: the task ends cancelled and the server never gets it whole")
+    func slowUploadCancelled() async throws {
+        let server = try LoopbackServer(bodyReadPause: 0.05) { _ in .respond(StubResponse(statusCode: 200)) }
+        defer { server.kill() }
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let file = scratch.file("big.bin")
+        try Data(count: 32 << 20).write(to: file)
+        let pool = TaskPool(configuration: .init(transport: URLSessionTransport(configuration: .ephemeral)))
+        let endpoint = TestEndpoint(
+            baseURL: server.baseURL, path: "/upload", method: .post, task: .file(file, contentType: "application/zip"))
+        let upload = Task { try await pool.upload(endpoint, id: "slow") { _ in } }
+        #expect(await eventually(within: 10) { (pool.task(id: "slow")?.progress.bytesSent ?? 0) > 0 })
+        let task = try #require(pool.task(id: "slow"))
+        #expect(task.progress.bytesToSend == 32 << 20)
+        #expect(task.progress.bytesSent < 32 << 20)
+        #expect(pool.cancel(id: "slow"))
+        let result = await upload.result
+        #expect(task.state == .cancelled)
+        if case .failure(let error as NetworkError) = result {
+            #expect(error.isCancelled)
+        } else {
+            Issue.record("\(result)")
+        }
+        #expect(pool.activeTasks.isEmpty)
+        #expect(server.requests.isEmpty)  // the connection closed before the body was whole
+    }
+
+    @Test(
+        "a stream body over URLSession is spooled and sent whole with its length; cancelled while spooling, nothing is sent or left"
+    )
+    func streamBody() async throws {
+        let server = try LoopbackServer { request in StubResponse(statusCode: 200, body: request.httpBody ?? Data()) }
+        defer { server.kill() }
+        let transport = URLSessionTransport(configuration: .ephemeral)
+        let before = spoolFiles()
+        var request = URLRequest(url: URL(string: server.baseURL + "/echo")!)
+        request.httpMethod = "PUT"
+        let (chunks, feed) = AsyncThrowingStream<Data, any Error>.makeStream()
+        for piece in 0..<20 { feed.yield(alphabet(1_000 + piece)) }
+        feed.finish()
+        let context = TransportContext(taskID: "stream")
+        let answer = await TransportEvents.collect(
+            from: transport, request: request, body: .stream(chunks, length: nil), context: context)
+        let (body, response) = try answer.get()
+        #expect(response.statusCode == 200)
+        #expect(body == (0..<20).reduce(Data()) { $0 + alphabet(1_000 + $1) })
+        #expect(server.requests.first?.value(forHTTPHeaderField: "Content-Length") == String(body.count))
+        #expect(await eventually { spoolFiles() == before })
+
+        // A stream that never ends, cancelled while it is spooled.
+        let (endless, endlessFeed) = AsyncThrowingStream<Data, any Error>.makeStream()
+        endlessFeed.yield(Data("begun".utf8))
+        let waiting = Task {
+            await TransportEvents.collect(
+                from: transport, request: request, body: .stream(endless, length: nil), context: context)
+        }
+        #expect(await eventually { spoolFiles().count > before.count })
+        waiting.cancel()
+        let cancelled = await waiting.value
+        #expect(throws: URLError.self) { try cancelled.get() }
+        #expect(await eventually { spoolFiles() == before })
+        #expect(server.requests.count == 1)
+        endlessFeed.finish()
+
+        // A stream that gives fewer bytes than it announced fails typed.
+        let (short, shortFeed) = AsyncThrowingStream<Data, any Error>.makeStream()
+        shortFeed.yield(Data("abc".utf8))
+        shortFeed.finish()
+        let mismatch = await TransportEvents.collect(
+            from: transport, request: request, body: .stream(short, length: 10), context: context)
+        #expect(throws: NetworkError.self) { try mismatch.get() }
+        #expect(server.requests.count == 1)
+    }
+
+    @Test(
+        "an event stream that ends mid-event, not reconnected, throws a lost connection; one that ends between events just ends"
+    )
+    func eventStreamEndsMidEvent() async throws {
+        let server = try LoopbackServer { request in
+            let body = request.url?.path == "/cut" ? "data: one\n\ndata: cu" : "data: one\n\n"
+            return StubResponse(statusCode: 200, headers: ["Content-Type": "text/event-stream"], body: Data(body.utf8))
+        }
+        defer { server.kill() }
+        let pool = TaskPool(configuration: .init(transport: URLSessionTransport(configuration: .ephemeral)))
+        var received: [String] = []
+        do {
+            for try await event in try await pool.events(TestEndpoint(baseURL: server.baseURL, path: "/cut")) {
+                received.append(event.data)
+            }
+            Issue.record("the cut stream ended without an error")
+        } catch {
+            guard case .transport(let cause)? = error as? NetworkError, let urlError = cause as? URLError else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(urlError.code == .networkConnectionLost)
+            #expect(urlError.localizedDescription.contains("middle of an event"))
+        }
+        #expect(received == ["one"])
+        var whole: [String] = []
+        for try await event in try await pool.events(TestEndpoint(baseURL: server.baseURL, path: "/whole")) {
+            whole.append(event.data)
+        }
+        #expect(whole == ["one"])
+    }
+
     @Test("a download cut and not retried fails, and leaves no partial file")
     func cutDownloadLeavesNothing() async throws {
         let server = try LoopbackServer(port: 0) { _ in

@@ -45,6 +45,24 @@ func transfersGuide() async throws {
     let uploaded = try await pool.send(Files.upload(destination), id: "upload")
     print(uploaded.statusCode)
 
+    struct Profile: Endpoint {
+        let name: String
+        let avatar: URL
+        var baseURL: String { "https://files.example.com" }
+        var path: String { "profile" }
+        var method: HTTPMethod { .post }
+        var task: HTTPTask {
+            .multipart([
+                .text("name", name),
+                .data("settings", Data(#"{"theme":"dark"}"#.utf8), fileName: "settings.json", contentType: "application/json"),
+                .file("avatar", avatar, contentType: "image/png"),
+            ])
+        }
+    }
+
+    let profile = try await pool.send(Profile(name: "Tyler", avatar: destination), id: "profile")
+    print(profile.statusCode)
+
     let report = FileManager.default.temporaryDirectory.appendingPathComponent("report-8.pdf")
     try await pool.download(Files.report(id: 8), to: report, id: "report-8") { progress in
         if let fraction = progress.fractionCompleted { print("\(Int(fraction * 100)) %") }
@@ -88,7 +106,8 @@ func transfersGuide() async throws {
 struct TransfersGuideTests {
     @Test("the guide's samples are the ones this file compiles")
     func guideMatches() throws {
-        let guide = try String(contentsOf: ReadmeTests.root.appendingPathComponent("Docs/Transfers.md"), encoding: .utf8)
+        let guide = try String(
+            contentsOf: ReadmeTests.root.appendingPathComponent("Docs/Transfers.md"), encoding: .utf8)
         var shown: [String] = []
         var rest = guide[...]
         while let start = rest.range(of: "```swift\n"), let end = rest[start.upperBound...].range(of: "```") {

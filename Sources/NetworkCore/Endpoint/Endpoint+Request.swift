@@ -172,31 +172,42 @@ extension Endpoint {
             request.httpBody = data
             request.setIfAbsent(contentType, forHTTPHeaderField: "Content-Type")
         case .file(let url, let contentType):
-            let length = try Self.readableFileLength(url)
+            let length = try RequestBody.readableLength(of: url)
             request.setIfAbsent(contentType, forHTTPHeaderField: "Content-Type")
             request.setValue(String(length), forHTTPHeaderField: "Content-Length")
+        case .multipart(let form):
+            // The boundary is the form's: a Content-Type of the endpoint's own would not name it.
+            let encoding = try form.encoding()
+            request.setValue(encoding.contentType, forHTTPHeaderField: "Content-Type")
+            if form.hasFiles {
+                request.setValue(String(encoding.length), forHTTPHeaderField: "Content-Length")
+            } else {
+                request.httpBody = form.encoded(boundary: encoding.boundary)
+            }
         }
     }
 
-    /// The body that is not bytes in the request: a file's, checked again.
-    func uploadBody() throws(NetworkError) -> RequestBody {
-        guard case .file(let url, _) = task else { return .none }
-        _ = try Self.readableFileLength(url)
-        return .file(url)
-    }
-
-    /// The size of the regular file at `url`, or why it cannot be sent.
-    static func readableFileLength(_ url: URL) throws(NetworkError) -> Int {
-        guard url.isFileURL else { throw .fileAccessFailed(path: url.absoluteString, reason: "not a file URL") }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
-            throw .fileAccessFailed(path: url.path, reason: "no such file")
+    /// The body of `request`, built from this endpoint, that is not bytes in the request: a file, checked
+    /// again, or a form with files, streamed with the boundary `request` names. A file that changed size
+    /// since the request was made fails with ``NetworkError/fileAccessFailed(path:reason:)``.
+    func upload(for request: URLRequest) throws(NetworkError) -> Upload {
+        switch task {
+        case .file(let url, _):
+            _ = try RequestBody.readableLength(of: url)
+            return .file(url)
+        case .multipart(let form) where form.hasFiles:
+            let contentType = request.value(forHTTPHeaderField: "Content-Type") ?? ""
+            let boundary = contentType.range(of: "boundary=").map { String(contentType[$0.upperBound...]) }
+            let encoding = try form.encoding(boundary: boundary)
+            if let declared = request.value(forHTTPHeaderField: "Content-Length"), declared != String(encoding.length) {
+                throw .fileAccessFailed(
+                    path: form.filePaths.joined(separator: ", "),
+                    reason: "a file changed size while the request was made")
+            }
+            return .form(encoding)
+        default:
+            return .none
         }
-        guard !isDirectory.boolValue else { throw .fileAccessFailed(path: url.path, reason: "a directory, not a file") }
-        guard FileManager.default.isReadableFile(atPath: url.path) else {
-            throw .fileAccessFailed(path: url.path, reason: "not readable")
-        }
-        return RequestBody.file(url).length ?? 0
     }
 
     /// Adds the headers under their canonical names (``HeaderName/merge(_:into:)``), throwing for the

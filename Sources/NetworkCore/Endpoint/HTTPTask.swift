@@ -30,4 +30,9 @@ public enum HTTPTask: Sendable {
     /// `Content-Type`. A file that is missing or a directory fails with
     /// ``NetworkError/fileAccessFailed(path:reason:)`` before anything is sent.
     case file(URL, contentType: String)
+    /// A `multipart/form-data` body: text fields, bytes and files (see ``MultipartForm``), its
+    /// `Content-Type` naming the boundary. Files are read as they are sent, never whole into memory.
+    /// A part name with a line break, or a file that is missing or a directory, fails with a
+    /// ``NetworkError`` before anything is sent.
+    case multipart(MultipartForm)
 }

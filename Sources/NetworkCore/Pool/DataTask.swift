@@ -166,11 +166,11 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     /// Where the response body goes: memory, a file, a stream.
     let delivery: Delivery
     /// The request body when it is not bytes in the request (a file).
-    let upload: RequestBody
+    let upload: Upload
 
     init(
         id: String, request: URLRequest, endpoint: any Endpoint, sequence: UInt64, lock: Lock,
-        delivery: Delivery = .memory, upload: RequestBody = .none
+        delivery: Delivery = .memory, upload: Upload = .none
     ) {
         self.id = id
         self.delivery = delivery
@@ -292,7 +292,7 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     /// Where the body of `request`, an attempt of this task, comes from: its bytes, or the task's upload.
     func body(for request: URLRequest) -> RequestBody {
         if let bytes = request.httpBody { return .data(bytes) }
-        return upload
+        return upload.body
     }
 
     /// Whether `other` is the same call as this task's, so that one answer may serve both: the same on

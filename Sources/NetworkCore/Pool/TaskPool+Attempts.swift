@@ -132,6 +132,15 @@ extension TaskPool {
                 answer.attempt, of: task, bytesSent: answer.bytesSent, received: body.count,
                 status: httpResponse.statusCode, at: answer.time)
             let written = configuration.validation.acceptableStatusCodes.contains(httpResponse.statusCode)
+            if written, task.delivery.endedMidElement {
+                // An event stream that ended in the middle of an event lost it: a lost connection, which
+                // a retry policy reconnects.
+                return .failure(
+                    .transport(
+                        URLError(
+                            .networkConnectionLost,
+                            userInfo: [NSLocalizedDescriptionKey: "the event stream ended in the middle of an event"])))
+            }
             let response = Response(
                 request: request, httpResponse: httpResponse, body: body, duration: timing.duration,
                 statusReader: task.endpoint.statusReader ?? configuration.statusReader, timing: timing,

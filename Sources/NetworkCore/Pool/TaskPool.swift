@@ -229,7 +229,7 @@ public final class TaskPool: @unchecked Sendable {
     ) throws(NetworkError) -> (task: DataTask, finishes: Bool) {
         let request = try makeRequest(endpoint)
         // A body that is not bytes in the request (a file) is only asked for where there can be one.
-        let upload = request.httpBody == nil && request.httpMethod != nil ? try endpoint.uploadBody() : .none
+        let upload = request.httpBody == nil && request.httpMethod != nil ? try endpoint.upload(for: request) : .none
         let deadline = endpoint.resourceTimeout ?? configuration.resourceTimeout
         if let deadline, !(deadline > 0 && deadline.isFinite) {
             throw .invalidEndpoint(

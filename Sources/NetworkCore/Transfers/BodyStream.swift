@@ -17,10 +17,13 @@ protocol ChunkDecoder: Sendable {
     func prepare(_ request: inout URLRequest)
     /// The wait before connecting again that the server asked for.
     var reconnectionDelay: TimeInterval? { get }
+    /// Whether the body ended in the middle of an element, which is then lost.
+    var isMidElement: Bool { get }
 }
 
 extension ChunkDecoder {
     static var reconnects: Bool { false }
+    var isMidElement: Bool { false }
     func prepare(_ request: inout URLRequest) {}
     var reconnectionDelay: TimeInterval? { nil }
 }
@@ -115,6 +118,8 @@ final class BodyStream<Decoder: ChunkDecoder>: StreamSink, @unchecked Sendable {
     var reconnects: Bool { Decoder.reconnects }
 
     var reconnectionDelay: TimeInterval? { state.withLock { $0.decoder.reconnectionDelay } }
+
+    var endedMidElement: Bool { state.withLock { $0.decoder.isMidElement } }
 
     func attach(_ control: any TransportControl) {
         let paused = state.withLock { state in

@@ -52,6 +52,12 @@ enum Delivery: Sendable {
         return nil
     }
 
+    /// Whether the stream's body ended in the middle of an element (an event), which is lost.
+    var endedMidElement: Bool {
+        if case .stream(let sink) = self { return sink.endedMidElement }
+        return false
+    }
+
     /// The task has ended with `outcome`: a stream learns its end; a download's partial file goes unless
     /// it was completed.
     func taskEnded(with outcome: DataTask.Outcome) {
@@ -81,4 +87,6 @@ protocol StreamSink: AnyObject, Sendable {
     var reconnects: Bool { get }
     /// The wait before connecting again that the server asked for.
     var reconnectionDelay: TimeInterval? { get }
+    /// Whether the body ended in the middle of an element, which is lost.
+    var endedMidElement: Bool { get }
 }

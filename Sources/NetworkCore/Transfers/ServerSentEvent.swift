@@ -50,6 +50,8 @@ struct ServerSentEventParser: ChunkDecoder {
     /// Whether an event was begun and not dispatched: the connection ended in the middle of it.
     var isMidEvent: Bool { lines.hasPending || hasData || !event.isEmpty }
 
+    var isMidElement: Bool { isMidEvent }
+
     static var reconnects: Bool { true }
 
     /// `Accept: text/event-stream`, `Cache-Control: no-store`, and `Last-Event-ID` once an id was received.

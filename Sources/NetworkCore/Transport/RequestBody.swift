@@ -24,6 +24,20 @@ public enum RequestBody: Sendable {
         }
     }
 
+    /// The size of the regular file at `url`, or why it cannot be sent.
+    static func readableLength(of url: URL) throws(NetworkError) -> Int {
+        guard url.isFileURL else { throw .fileAccessFailed(path: url.absoluteString, reason: "not a file URL") }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw .fileAccessFailed(path: url.path, reason: "no such file")
+        }
+        guard !isDirectory.boolValue else { throw .fileAccessFailed(path: url.path, reason: "a directory, not a file") }
+        guard FileManager.default.isReadableFile(atPath: url.path) else {
+            throw .fileAccessFailed(path: url.path, reason: "not readable")
+        }
+        return RequestBody.file(url).length ?? 0
+    }
+
     /// `"none"`, `"12 bytes"`, `"file report.pdf"`, `"stream"`: for errors and logs.
     var summary: String {
         switch self {
@@ -31,6 +45,23 @@ public enum RequestBody: Sendable {
         case .data(let data): "\(data.count) bytes"
         case .file(let url): "file \(url.lastPathComponent)"
         case .stream: "stream"
+        }
+    }
+}
+
+/// A request body that is not bytes in the request, made anew for each attempt of a task: a stream is
+/// read once.
+enum Upload: Sendable {
+    case none
+    case file(URL)
+    /// A form with files, streamed.
+    case form(MultipartForm.Encoding)
+
+    var body: RequestBody {
+        switch self {
+        case .none: .none
+        case .file(let url): .file(url)
+        case .form(let encoding): .stream(encoding.chunks(), length: encoding.length)
         }
     }
 }

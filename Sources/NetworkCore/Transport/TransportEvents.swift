@@ -48,6 +48,9 @@ public final class TransportEvents: @unchecked Sendable {
     private var body = Data()
     private var expectedLength = 0
     private var ended = false
+    /// Run once when the transfer ends, however it ends: a transport's own clean-up (a spooled body's
+    /// file). Set before the transfer starts.
+    var whenEnded: (@Sendable () -> Void)?
 
     init(
         owner: Owner, completion: Completion, delivery: Delivery = .memory, redirectPolicy: RedirectPolicy,
@@ -197,6 +200,10 @@ public final class TransportEvents: @unchecked Sendable {
 
     private func end(_ result: Result<(Data, HTTPURLResponse), any Error>) {
         ended = true
+        if let whenEnded {
+            self.whenEnded = nil
+            whenEnded()
+        }
         var result = result
         if delivering, case .file(let file) = delivery {
             if case .success = result {

@@ -53,12 +53,14 @@ public final class URLSessionTransport: Transport {
     }
 
     /// Starts the request as a task of the session; its head, body chunks, redirects and end go to
-    /// `events`. A ``RequestBody/file(_:)`` body is sent from the file as it is read; a stream body is not
-    /// supported by this transport yet and fails with ``TransportError/unsupportedBody(_:)``.
+    /// `events`. A ``RequestBody/file(_:)`` body is sent from the file as it is read. A
+    /// ``RequestBody/stream(_:length:)`` body is written to a temporary file as it is produced and sent
+    /// from there once complete (FoundationNetworking reads a stream body on its session's queue, holding
+    /// every transfer of the session while the stream waits); the file is removed when the transfer ends.
     public func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
-        if case .stream = body {
-            events.fail(TransportError.unsupportedBody(body.summary))
-            return AsyncTransfer.none
+        if case .stream(let chunks, let length) = body {
+            return SpooledUpload(
+                request, chunks: chunks, length: length, delegate: delegate, session: session, events: events)
         }
         return delegate.start(request, body: body, in: session, events: events)
     }
