@@ -10,6 +10,7 @@ struct Invocation: Equatable {
         case recommendations(id: Int, page: Int)
         case videos(id: Int)
         case search(query: String, page: Int)
+        case poster(id: Int, size: String, out: String)
         case login(username: String, password: String)
         case refreshDemo
         case help
@@ -37,6 +38,8 @@ struct Invocation: Equatable {
           recommendations --id ID [--page N]
           videos --id ID
           search QUERY [--page N]
+          poster --id ID --out FILE [--size w500]
+                          download a movie's poster to FILE, with a progress bar (offline: a bundled image)
           login --username U --password P
           refresh-demo    six calls start with an expired token; it is renewed once for all of them
           help
@@ -76,7 +79,7 @@ struct Invocation: Equatable {
             case "--base-url": invocation.baseURL = try value(for: argument)
             case "--record": invocation.record = try value(for: argument)
             case "--replay": invocation.replay = try value(for: argument)
-            case "--page", "--id", "--username", "--password":
+            case "--page", "--id", "--username", "--password", "--size", "--out":
                 guard values[argument] == nil else { throw UsageError(message: "\(argument) is given twice") }
                 values[argument] = try value(for: argument)
             default:
@@ -133,6 +136,16 @@ struct Invocation: Equatable {
             let query = rest.joined(separator: " ").trimmingCharacters(in: .whitespaces)
             guard !query.isEmpty else { throw UsageError(message: "search needs a QUERY") }
             return .search(query: query, page: try number(values["--page"], option: "--page") ?? 1)
+        case "poster":
+            try allow(["--id", "--size", "--out"], in: values, for: name)
+            let id = try required(values, "--id", for: name)
+            guard let out = values["--out"] else { throw UsageError(message: "poster needs --out FILE") }
+            let size = values["--size"] ?? "w500"
+            guard size == "original" || (size.first == "w" && Int(size.dropFirst()).map { $0 > 0 } == true) else {
+                throw UsageError(
+                    message: "--size takes a TMDB image width such as w185, w500 or original, not '\(size)'")
+            }
+            return .poster(id: id, size: size, out: out)
         case "login":
             try allow(["--username", "--password"], in: values, for: name)
             guard let username = values["--username"], let password = values["--password"] else {

@@ -117,6 +117,8 @@ struct PlaygroundApp {
                     try await auth.login(username: username, password: password)
                 }
                 print(invocation.json ? Render.json(session) : Render.login(session, username: username))
+            case .poster(let id, let size, let out):
+                try await poster(id: id, size: ImageSize(rawValue: size), out: out)
             case .refreshDemo:
                 try await refreshDemo()
             case .help:
@@ -126,6 +128,26 @@ struct PlaygroundApp {
         } catch {
             standardError(Render.error(error))
             return 1
+        }
+    }
+
+    /// Downloads the movie's poster to `out`, drawing its progress on standard error.
+    private func poster(id: Int, size: ImageSize, out: String) async throws(NetworkError) {
+        let details = try await inspected { () async throws(NetworkError) in try await movies.details(id: id) }
+        let file = URL(fileURLWithPath: out)
+        let bar = ProgressBar(onTerminal: isatty(STDERR_FILENO) != 0)
+        let response = try await movies.downloadPoster(of: details, size: size, to: file) { bar.show($0) }
+        bar.finish()
+        let bytes = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.intValue ?? 0
+        if invocation.json {
+            print(
+                Render.json(
+                    Render.PosterJSON(id: id, title: details.title, size: size.rawValue, file: file.path, bytes: bytes))
+            )
+        } else {
+            print(
+                "Saved the \(size.rawValue) poster of \(details.title) to \(file.path) (\(bytes) bytes, status \(response.statusCode))."
+            )
         }
     }
 

@@ -122,10 +122,73 @@ enum Render {
         }
     }
 
+    /// What `poster --json` prints.
+    struct PosterJSON: Encodable {
+        let id: Int
+        let title: String
+        let size: String
+        let file: String
+        let bytes: Int
+    }
+
     static func json(_ value: some Encodable) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(value) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// A download's progress on standard error: a bar redrawn in place on a terminal, otherwise a plain
+/// line at each quarter (or each megabyte when the length is unknown).
+final class ProgressBar: @unchecked Sendable {
+    // @unchecked Sendable: `lock` guards `lastStep` and `drawn`.
+    private let onTerminal: Bool
+    private let lock = NSLock()
+    private var lastStep = -1
+    private var drawn = false
+    private var last: TransferProgress?
+    private var shown: TransferProgress?
+
+    init(onTerminal: Bool) { self.onTerminal = onTerminal }
+
+    func show(_ progress: TransferProgress) {
+        let received = Self.bytes(progress.bytesReceived)
+        let total = progress.bytesExpected.map { " of " + Self.bytes($0) } ?? ""
+        lock.withLock {
+            if onTerminal {
+                let width = 30
+                let filled = Int((progress.fractionCompleted ?? 0) * Double(width))
+                let percent = progress.fractionCompleted.map { String(format: "%3d %%", Int($0 * 100)) } ?? "  ? %"
+                let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+                FileHandle.standardError.write(Data("\r[\(bar)] \(percent)  \(received)\(total)   ".utf8))
+                drawn = true
+                return
+            }
+            let step = progress.fractionCompleted.map { Int($0 * 4) } ?? progress.bytesReceived / 1_000_000
+            last = progress
+            guard step > lastStep else { return }
+            shown = progress
+            lastStep = step
+            let percent = progress.fractionCompleted.map { " (\(Int($0 * 100)) %)" } ?? ""
+            standardError("downloaded \(received)\(total)\(percent)")
+        }
+    }
+
+    /// Ends the bar's line on a terminal; otherwise prints the last figures if they were not.
+    func finish() {
+        let (drawn, last, shown) = lock.withLock { (self.drawn, self.last, self.shown) }
+        if drawn { return FileHandle.standardError.write(Data("\n".utf8)) }
+        if let last, last != shown {
+            lock.withLock { lastStep = -1 }
+            show(last)
+        }
+    }
+
+    private static func bytes(_ count: Int) -> String {
+        count < 1_000
+            ? "\(count) B"
+            : count < 1_000_000
+                ? String(format: "%.1f KB", Double(count) / 1e3) : String(format: "%.1f MB", Double(count) / 1e6)
     }
 }

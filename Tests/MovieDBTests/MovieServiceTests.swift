@@ -4,6 +4,10 @@ import Testing
 
 @testable import MovieDB
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 @Suite("MovieService")
 struct MovieServiceTests {
     let log = RequestLog()
@@ -251,5 +255,56 @@ struct MovieServiceTests {
         .urlRequest()
         #expect(guest.queryItems["guest_session_id"] == "g1")
         #expect(guest.queryItems["session_id"] == nil)
+    }
+}
+
+@Suite("MovieService images")
+struct MovieImageTests {
+    /// Requests the stand-in saw, from any thread.
+    final class Seen: @unchecked Sendable {  // `lock` guards `requests`.
+        private let lock = NSLock()
+        private var stored: [URLRequest] = []
+        func append(_ request: URLRequest) { lock.withLock { stored.append(request) } }
+        var requests: [URLRequest] { lock.withLock { stored } }
+    }
+
+    @Test("a poster downloads from the image host with no credential, with progress, to the file")
+    func poster() async throws {
+        let seen = Seen()
+        let offline = OfflineTMDB()
+        let pool = TaskPool(
+            configuration: .init(
+                transport: StubTransport { request, _ in
+                    seen.append(request)
+                    return offline.respond(to: request)
+                }))
+        let movies = MovieService(pool: pool, configuration: .init(credential: .apiKey(OfflineTMDB.apiKey)))
+        let fightClub = try await movies.details(id: 550)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("poster-\(UUID().uuidString).jpg")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let last = Seen()
+        let response = try await movies.downloadPoster(of: fightClub, size: .w185, to: file) { progress in
+            if progress.fractionCompleted == 1 { last.append(URLRequest(url: file)) }
+        }
+        #expect(response.fileURL == file)
+        #expect(try Data(contentsOf: file) == TMDBFixtures.poster)
+        #expect(last.requests.count == 1)
+        let image = try #require(seen.requests.last)
+        #expect(image.url?.absoluteString == "https://image.tmdb.org/t/p/w185/pB8BM7pdSp6B6Ih7QZ4DrQ3PmJK.jpg")
+        #expect(image.value(forHTTPHeaderField: "Authorization") == nil)
+        #expect(ImageEndpoint(path: "/a.jpg", size: .w500).taskID == "images.w500/a.jpg")
+
+        let plain = Movie(id: 1, title: "No art")
+        do {
+            try await movies.downloadBackdrop(of: plain, to: file)
+            Issue.record("downloaded a backdrop that does not exist")
+        } catch {
+            guard case .invalidEndpoint(_, let reason) = error else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(reason == "the movie has no backdrop")
+        }
+        #expect(seen.requests.count == 2)
     }
 }

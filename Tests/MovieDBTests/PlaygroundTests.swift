@@ -46,6 +46,26 @@ struct PlaygroundBinaryTests {
         #expect(output.contains("pool.activeTasks.isEmpty == true"))
     }
 
+    @Test("poster downloads the offline image to the file, with plain progress lines when not on a terminal")
+    func poster() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("poster-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("fight-club.jpg")
+        let run = try await PlaygroundRun.run(["poster", "--id", "550", "--size", "w342", "--out", file.path])
+        #expect(run.status == 0)
+        #expect(run.output.contains("Saved the w342 poster of Fight Club to \(file.path) (2964 bytes, status 200)."))
+        #expect(run.errors.hasSuffix("downloaded 3.0 KB of 3.0 KB (100 %)\n"))
+        #expect(try Data(contentsOf: file) == TMDBFixtures.poster)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["fight-club.jpg"])
+        let missing = try await PlaygroundRun.run(["poster", "--id", "550", "--out", directory.path + "/no/x.jpg"])
+        #expect(missing.status == 1)
+        #expect(missing.errors.contains("its directory does not exist"))
+        let usage = try await PlaygroundRun.run(["poster", "--id", "550"])
+        #expect(usage.status == 2)
+        #expect(usage.errors.contains("poster needs --out FILE"))
+    }
+
     @Test("a list as JSON")
     func listJSON() async throws {
         let run = try await PlaygroundRun.run(["now-playing", "--page", "1", "--json"])
@@ -218,6 +238,8 @@ struct InvocationTests {
             (["search", "star", "wars"], .search(query: "star wars", page: 1)),
             (["login", "--username", "u", "--password", "p"], .login(username: "u", password: "p")), (["-h"], .help),
             (["refresh-demo"], .refreshDemo),
+            (["poster", "--id", "550", "--out", "p.jpg"], .poster(id: 550, size: "w500", out: "p.jpg")),
+            (["poster", "--size", "original", "--id", "5", "--out", "o"], .poster(id: 5, size: "original", out: "o")),
         ])
     func parses(arguments: [String], command: Invocation.Command) throws {
         #expect(try Invocation.parse(arguments).command == command)

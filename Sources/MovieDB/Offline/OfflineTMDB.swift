@@ -15,6 +15,8 @@ import NetworkCore
 /// - `page` must be 1…500 (400, code 22); pages past the last are empty;
 /// - movie details, videos and recommendations exist for the movies in the fixtures
 ///   (Fight Club, 550, in full); other ids are 404, code 34;
+/// - images on the image host (`/t/p/{size}/{file}.jpg`) need no credential; each is the bundled
+///   poster (``TMDBFixtures/poster``);
 /// - login succeeds for ``username`` / ``password`` only (otherwise 401, code 30), and a
 ///   session is only created from the fixture's request token (otherwise 401, code 17).
 public struct OfflineTMDB: Sendable {
@@ -42,6 +44,15 @@ public struct OfflineTMDB: Sendable {
     public func respond(to request: URLRequest) -> StubResponse {
         guard let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
             return fixture(.notFound, status: 404)
+        }
+        // Images (`…/t/p/w500/abc.jpg` on the image host) need no credential: every one is the bundled poster.
+        if components.path.contains("/t/p/"), components.path.hasSuffix(".jpg") || components.path.hasSuffix(".png") {
+            guard request.httpMethod ?? "GET" == "GET", let image = TMDBFixtures.poster else {
+                return fixture(.notFound, status: 404)
+            }
+            return StubResponse(
+                statusCode: 200, headers: ["Content-Type": "image/jpeg", "Content-Length": String(image.count)],
+                body: image)
         }
         let query = Dictionary(
             (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })

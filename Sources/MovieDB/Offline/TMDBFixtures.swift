@@ -51,6 +51,14 @@ public enum TMDBFixtures {
         case missingLogin = "error_missing_login"
     }
 
+    /// The image the offline stand-in answers for every poster and backdrop: a 500 × 750 JPEG, made by
+    /// `Scripts/make-offline-poster.py`; `nil` if the resource bundle is missing.
+    public static var poster: Data? {
+        guard let url = Bundle.module.url(forResource: "poster", withExtension: "jpg", subdirectory: "Fixtures")
+        else { return nil }
+        return try? Data(contentsOf: url)
+    }
+
     /// The bytes of a fixture, or `nil` if the resource bundle is missing.
     public static func data(_ name: Name) -> Data? {
         guard let url = Bundle.module.url(forResource: name.rawValue, withExtension: "json", subdirectory: "Fixtures")

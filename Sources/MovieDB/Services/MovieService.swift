@@ -1,3 +1,4 @@
+import Foundation
 import NetworkCore
 
 /// TheMovieDB's movie lists, details, videos and search, through an injected `TaskPool`.
@@ -63,6 +64,44 @@ public struct MovieService: Sendable {
         try await send(.search(query: query, page: page, language: configuration.language))
     }
 
+    /// Downloads the movie's poster at `size` to `file` (replacing a file there), from the environment's
+    /// image host, and returns the response (``Response/fileURL`` is `file`). `progress` is told the
+    /// bytes as they arrive. It runs under the image's ``ImageEndpoint/taskID``, e.g.
+    /// `"images.w500/pB8BM7pdSp6B6Ih7QZ4DrQ3PmJK.jpg"`.
+    /// ```swift
+    /// let fightClub = try await movies.details(id: 550)
+    /// try await movies.downloadPoster(of: fightClub, to: file) { print($0.fractionCompleted ?? 0) }
+    /// ```
+    /// - Throws: ``NetworkError/invalidEndpoint(url:reason:)`` when the movie has no poster; any error
+    ///   of `TaskPool/download(_:to:id:progress:)`.
+    @discardableResult
+    public func downloadPoster(
+        of movie: some MovieArtwork, size: ImageSize = .w500, to file: URL,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil
+    ) async throws(NetworkError) -> Response {
+        try await downloadImage(movie.posterPath, kind: "poster", size: size, to: file, progress: progress)
+    }
+
+    /// Downloads the movie's backdrop at `size` to `file`, as ``downloadPoster(of:size:to:progress:)`` does.
+    @discardableResult
+    public func downloadBackdrop(
+        of movie: some MovieArtwork, size: ImageSize = .w780, to file: URL,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil
+    ) async throws(NetworkError) -> Response {
+        try await downloadImage(movie.backdropPath, kind: "backdrop", size: size, to: file, progress: progress)
+    }
+
+    private func downloadImage(
+        _ path: String?, kind: String, size: ImageSize, to file: URL,
+        progress: (@Sendable (TransferProgress) -> Void)?
+    ) async throws(NetworkError) -> Response {
+        guard let path, !path.isEmpty else {
+            throw .invalidEndpoint(url: configuration.environment.imageBaseURL, reason: "the movie has no \(kind)")
+        }
+        let image = ImageEndpoint(path: path, size: size, imageBaseURL: configuration.environment.imageBaseURL)
+        return try await pool.download(image, to: file, id: image.taskID, progress: progress)
+    }
+
     /// The id this service runs `endpoint` under: its readable ``MovieEndpoint/taskID`` with the service's
     /// environment and a fingerprint of its credential (``TMDBConfiguration/taskID(_:)``).
     public func taskID(for endpoint: MovieEndpoint) -> String { configuration.taskID(endpoint.taskID) }
@@ -73,7 +112,8 @@ public struct MovieService: Sendable {
     )
         async throws(NetworkError) -> Model
     {
-        try await pool.send(configuration.prepare(endpoint), parser: DecodableParser<Model>(), id: taskID(for: endpoint))
+        try await pool.send(
+            configuration.prepare(endpoint), parser: DecodableParser<Model>(), id: taskID(for: endpoint))
     }
 }
 
