@@ -321,8 +321,11 @@ struct TransferFaultTests {
         defer { server.kill() }
         let transport = URLSessionTransport(configuration: .ephemeral)
         let before = spoolFiles()
-        var request = URLRequest(url: URL(string: server.baseURL + "/echo")!)
-        request.httpMethod = "PUT"
+        let request = {
+            var request = URLRequest(url: URL(string: server.baseURL + "/echo")!)
+            request.httpMethod = "PUT"
+            return request
+        }()
         let (chunks, feed) = AsyncThrowingStream<Data, any Error>.makeStream()
         for piece in 0..<20 { feed.yield(alphabet(1_000 + piece)) }
         feed.finish()
