@@ -153,8 +153,8 @@ final class ProgressBar: @unchecked Sendable {
     init(onTerminal: Bool) { self.onTerminal = onTerminal }
 
     func show(_ progress: TransferProgress) {
-        let received = Self.bytes(progress.bytesReceived)
-        let total = progress.bytesExpected.map { " of " + Self.bytes($0) } ?? ""
+        let received = TransferProgress.bytes(progress.bytesReceived)
+        let total = progress.bytesExpected.map { " of " + TransferProgress.bytes($0) } ?? ""
         lock.withLock {
             if onTerminal {
                 let width = 30
@@ -185,10 +185,4 @@ final class ProgressBar: @unchecked Sendable {
         }
     }
 
-    private static func bytes(_ count: Int) -> String {
-        count < 1_000
-            ? "\(count) B"
-            : count < 1_000_000
-                ? String(format: "%.1f KB", Double(count) / 1e3) : String(format: "%.1f MB", Double(count) / 1e6)
-    }
 }

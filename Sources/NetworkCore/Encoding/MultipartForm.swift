@@ -242,7 +242,7 @@ private final class PartReader: @unchecked Sendable {
                 do {
                     file = (try FileHandle(forReadingFrom: url), url, length)
                 } catch {
-                    throw NetworkError.fileAccessFailed(path: url.path, reason: Self.reason(error))
+                    throw NetworkError.fileAccessFailed(path: url.path, error: error)
                 }
             }
         }
@@ -252,15 +252,11 @@ private final class PartReader: @unchecked Sendable {
         do {
             return try handle.read(upToCount: count) ?? Data()
         } catch {
-            throw NetworkError.fileAccessFailed(path: url.path, reason: Self.reason(error))
+            throw NetworkError.fileAccessFailed(path: url.path, error: error)
         }
     }
 
     private func changed(_ url: URL) -> NetworkError {
         .fileAccessFailed(path: url.path, reason: "the file changed size while the form was sent")
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
     }
 }

@@ -163,14 +163,13 @@ extension DataTask.Storage {
     /// The transfer's progress at `now`, a monotonic time. The rate is measured to `now` while an attempt
     /// runs, is the last attempt's own once the task has ended, and is 0 between attempts.
     func progress(at now: UInt64) -> TransferProgress {
+        // Between attempts (backing off, waiting for a credential) nothing moves: no end, no rate.
+        let end: UInt64? = openAttempt != nil ? now : hasEnded ? lastProgress : nil
         var rate = 0.0
-        let now = openAttempt != nil ? now : hasEnded ? lastProgress : 0
-        if now == 0 {
-            // Between attempts (backing off, waiting for a credential), nothing moves.
-        } else if let first = attemptFirstByte, attemptBytes > 0 {
-            rate = Double(attemptBytes) / max(MonotonicClock.seconds(from: first, to: now), 0.001)
-        } else if bytesSent > 0 {
-            rate = Double(bytesSent) / max(MonotonicClock.seconds(from: attemptStart, to: now), 0.001)
+        if let end, let first = attemptFirstByte, attemptBytes > 0 {
+            rate = Double(attemptBytes) / max(MonotonicClock.seconds(from: first, to: end), 0.001)
+        } else if let end, bytesSent > 0 {
+            rate = Double(bytesSent) / max(MonotonicClock.seconds(from: attemptStart, to: end), 0.001)
         }
         return TransferProgress(
             bytesSent: bytesSent, bytesToSend: bytesToSend, bytesReceived: receivedOffset + attemptBytes,

@@ -67,7 +67,7 @@ public struct TransferProgress: Hashable, Sendable, Codable {
     }
 
     /// `"812 B"`, `"1.2 KB"`, `"3.4 MB"`, `"1.0 GB"`: powers of 1000, as file sizes are shown.
-    static func bytes(_ count: Int) -> String {
+    package static func bytes(_ count: Int) -> String {
         let units = ["B", "KB", "MB", "GB", "TB"]
         var value = Double(count)
         var unit = 0

@@ -50,6 +50,12 @@ public enum NetworkError: Error, Sendable {
 }
 
 extension NetworkError {
+    /// `fileAccessFailed` for the file at `path`, its reason the file system's `error` as it describes it.
+    static func fileAccessFailed(path: String, error: any Error) -> NetworkError {
+        let error = error as NSError
+        return .fileAccessFailed(path: path, reason: error.localizedFailureReason ?? error.localizedDescription)
+    }
+
     /// Whether the call was cancelled.
     public var isCancelled: Bool {
         if case .cancelled = self { return true }

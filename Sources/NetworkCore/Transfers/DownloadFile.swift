@@ -139,7 +139,6 @@ final class DownloadFile: @unchecked Sendable {
     }
 
     private func failure(_ error: any Error) -> NetworkError {
-        let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
-        return .fileAccessFailed(path: destination.path, reason: reason)
+        .fileAccessFailed(path: destination.path, error: error)
     }
 }

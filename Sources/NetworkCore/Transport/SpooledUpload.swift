@@ -56,12 +56,16 @@ final class SpooledUpload: TransportControl, @unchecked Sendable {
             throw NetworkError.fileAccessFailed(path: file.path, reason: "the upload's spool file cannot be made")
         }
         let handle: FileHandle
-        do { handle = try FileHandle(forWritingTo: file) } catch { throw failure(error, file) }
+        do { handle = try FileHandle(forWritingTo: file) } catch {
+            throw NetworkError.fileAccessFailed(path: file.path, error: error)
+        }
         defer { try? handle.close() }
         var written = 0
         for try await chunk in chunks {
             try Task.checkCancellation()
-            do { try handle.write(contentsOf: chunk) } catch { throw failure(error, file) }
+            do { try handle.write(contentsOf: chunk) } catch {
+                throw NetworkError.fileAccessFailed(path: file.path, error: error)
+            }
             written += chunk.count
         }
         if let length, written != length {
@@ -69,11 +73,6 @@ final class SpooledUpload: TransportControl, @unchecked Sendable {
                 reason: "the request body stream gave \(written) bytes, not the \(length) it announced")
         }
         return written
-    }
-
-    private static func failure(_ error: any Error, _ file: URL) -> NetworkError {
-        let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
-        return .fileAccessFailed(path: file.path, reason: reason)
     }
 
     func cancel() {
