@@ -321,7 +321,7 @@ struct TaskPoolTests {
         #expect(await eventually { pool.activeTasks.isEmpty })
     }
 
-    @Test("an async send reaches the transport on the caller's executor, before its first wait")
+    @Test("a send reaches the transport on the caller's executor, before its first wait, awaited or with a handler")
     func startsOnCallersExecutor() async throws {
         let onCallersExecutor = Locked<[Bool]>([])
         let pool = TaskPool.stubbed { _, _ in
@@ -337,10 +337,30 @@ struct TaskPoolTests {
             }
             #expect(status == 200)
         }
-        // The runner of an async send starts where its caller runs, rather than waking another thread;
-        // a send with a completion handler leaves the caller at once.
-        #expect(onCallersExecutor.withLock { $0 } == [true, false])
+        // A send's transfer starts where its caller runs, rather than waking another thread.
+        #expect(onCallersExecutor.withLock { $0 } == [true, true])
         #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test("a completion handler is never called on the sending thread, even when the transport answers at once")
+    func handlerOffTheSendingThread() async throws {
+        let pool = TaskPool.stubbed { _, _ in .json("{}") }
+        let threads = Locked<(sender: pthread_t?, handler: pthread_t?)>((nil, nil))
+        let done = Locked<CheckedContinuation<Int, Never>?>(nil)
+        let status = await withCheckedContinuation { continuation in
+            done.withLock { $0 = continuation }
+            Thread.detachNewThread {
+                threads.withLock { $0.sender = pthread_self() }
+                pool.send(TestEndpoint(), id: "at once") { result in
+                    threads.withLock { $0.handler = pthread_self() }
+                    done.withLock { $0.take() }?.resume(returning: (try? result.get())?.statusCode ?? -1)
+                }
+            }
+        }
+        #expect(status == 200)
+        let (sender, handler) = threads.withLock { $0 }
+        let onSender = try pthread_equal(#require(sender), #require(handler)) != 0
+        #expect(!onSender)
     }
 
     @Test("exactly once: 1,000 concurrent sends with random cancels each end once and leave once")
@@ -502,7 +522,8 @@ struct JoinTests {
     /// A loopback server that answers after `delay` with the request's `Authorization` and `Cookie` as the body.
     static func echoServer(delay: TimeInterval = 0.3) throws -> LoopbackServer {
         try LoopbackServer(port: 0) { request in
-            let echoed = (request.value(forHTTPHeaderField: "Authorization") ?? "-") + "|"
+            let echoed =
+                (request.value(forHTTPHeaderField: "Authorization") ?? "-") + "|"
                 + (request.value(forHTTPHeaderField: "Cookie") ?? "-") + "|"
                 + (request.value(forHTTPHeaderField: "Accept-Language") ?? "-")
             return .delayed(delay, StubResponse(body: Data(echoed.utf8)))
@@ -590,7 +611,10 @@ struct JoinTests {
         #expect(await eventually { pool.activeTasks.count == 2 })
         #expect(Set(pool.activeTasks.map(\.id)) == [id, id + " (2)"])
         let (one, two) = try await (a, b)
-        #expect(Set([one.body, two.body].map { String(decoding: $0, as: UTF8.self).prefix(9) }) == ["Bearer A|", "Bearer B|"])
+        #expect(
+            Set([one.body, two.body].map { String(decoding: $0, as: UTF8.self).prefix(9) }) == [
+                "Bearer A|", "Bearer B|",
+            ])
         #expect(server.requests.count == 2)
     }
 }

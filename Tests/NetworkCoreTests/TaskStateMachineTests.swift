@@ -11,12 +11,15 @@ import Testing
 struct MachineWaiter: TaskWaiter {
     let name: String
     let isFinisher: Bool
+    var isHandler = false
 }
 
 /// An event as the pool feeds it to a task's machine.
 enum MachineEvent: CustomStringConvertible, Hashable {
     /// A caller waits (`finisher`: the one that started the transfer).
     case add(String, finisher: Bool)
+    /// A completion handler waits.
+    case addHandler(String)
     /// That caller's Swift task was cancelled.
     case withdraw(String)
     /// The transport answered.
@@ -30,6 +33,7 @@ enum MachineEvent: CustomStringConvertible, Hashable {
     var description: String {
         switch self {
         case .add(let name, let finisher): finisher ? "add(\(name), finisher)" : "add(\(name))"
+        case .addHandler(let name): "addHandler(\(name))"
         case .withdraw(let name): "withdraw(\(name))"
         case .answered: "answered"
         case .finisherEnds: "finisherEnds"
@@ -48,6 +52,8 @@ struct MachineDriver {
     var added: Set<String> = []
     var ends = 0
     var finisherHasAnswer = false
+    /// How many answers were to be finished off the transport's thread, for a completion handler.
+    var finishedElsewhere = 0
 
     static let response = Response(
         request: URLRequest(url: URL(string: "https://example.com")!),
@@ -77,11 +83,9 @@ struct MachineDriver {
     mutating func apply(_ event: MachineEvent) {
         switch event {
         case .add(let name, let finisher):
-            added.insert(name)
-            let waiter = MachineWaiter(name: name, isFinisher: finisher)
-            if let outcome = machine.add((UInt64(name.unicodeScalars.first!.value), waiter)) {
-                resume(waiter, outcome)
-            }
+            add(MachineWaiter(name: name, isFinisher: finisher))
+        case .addHandler(let name):
+            add(MachineWaiter(name: name, isFinisher: false, isHandler: true))
         case .withdraw(let name):
             guard let (waiter, wasLast) = machine.withdraw(UInt64(name.unicodeScalars.first!.value)) else { return }
             if wasLast { end(.failure(.cancelled)) }
@@ -93,6 +97,9 @@ struct MachineDriver {
                 resumed[finisher.name, default: []].append("answer")
                 finisherHasAnswer = true
             case .finish: end(.success(Self.response))
+            case .finishElsewhere:
+                finishedElsewhere += 1
+                end(.success(Self.response))
             case .drop: break
             }
         case .finisherEnds:
@@ -101,6 +108,13 @@ struct MachineDriver {
         case .cancel: end(.failure(.cancelled))
         case .deadline: end(.failure(.deadlineExceeded(seconds: 1)))
         case .failed: end(.failure(.httpStatus(Self.response)))
+        }
+    }
+
+    private mutating func add(_ waiter: MachineWaiter) {
+        added.insert(waiter.name)
+        if let outcome = machine.add((UInt64(waiter.name.unicodeScalars.first!.value), waiter)) {
+            resume(waiter, outcome)
         }
     }
 
@@ -201,6 +215,26 @@ struct TaskStateMachineTests {
     }
 
     @Test(
+        "an answer no finisher waits for is finished off the transport's thread when a completion handler waits, else at once",
+        arguments: [
+            ([MachineEvent.addHandler("H"), .answered], 1, ["H": "success"]),
+            ([.add("A", finisher: false), .answered], 0, ["A": "success"]),
+            ([.add("A", finisher: false), .addHandler("H"), .answered], 1, ["A": "success", "H": "success"]),
+            ([.answered, .addHandler("H")], 0, ["H": "success"]),
+            (
+                [.add("A", finisher: true), .addHandler("H"), .answered, .finisherEnds], 0,
+                ["A": "answer", "H": "success"]
+            ),
+        ])
+    func handlersFinishElsewhere(_ order: [MachineEvent], elsewhere: Int, expected: [String: String]) {
+        var driver = MachineDriver()
+        for event in order { driver.apply(event) }
+        driver.check(order)
+        #expect(driver.finishedElsewhere == elsewhere, "\(order)")
+        #expect(driver.resumed.mapValues { $0.joined(separator: ",") } == expected, "\(order)")
+    }
+
+    @Test(
         "once ended, the machine counts no progress, no retry and no runner; the runner given late is returned to stop")
     func afterTheEnd() {
         var machine = TaskStateMachine<MachineWaiter>()
@@ -216,7 +250,7 @@ struct TaskStateMachineTests {
         #expect(machine.attempts == 2)
         #expect(machine.phase == .backingOff(beforeAttempt: 2))
         let control = CountingControl()
-        let kept = machine.started(runner: .transfer(control), timers: .init()) == nil
+        let kept = machine.started(runner: .transfer(control)) == nil
         #expect(kept)
         let ending = machine.end(with: .failure(.cancelled))
         guard case .transfer(let runner)? = ending?.runner else {
@@ -237,8 +271,8 @@ struct TaskStateMachineTests {
         machine.enter(.waitingForCredential)
         #expect(machine.phase == .ended)
         let late = CountingControl()
-        let returned = machine.started(runner: .transfer(late), timers: .init())
-        guard case .transfer(let back)? = returned?.0 else {
+        let returned = machine.started(runner: .transfer(late))
+        guard case .transfer(let back)? = returned else {
             Issue.record("a runner started after the end was kept")
             return
         }

@@ -9,14 +9,31 @@ import NetworkCore
 #endif
 
 /// The pool suite's transport, with no network: a request whose task id starts with `pending` never
-/// answers until it is cancelled (its task stays tracked); any other is answered at once.
+/// answers until it is cancelled (its task stays tracked), and holds nothing but its events meanwhile,
+/// as a transport over an event loop would; any other is answered at once.
 struct ScaleTransport: Transport {
     let instant = StubTransport { _, _ in StubResponse() }
 
-    func send(_ request: URLRequest, context: TransportContext) async throws -> (Data, HTTPURLResponse) {
-        guard context.taskID.hasPrefix("pending") else { return try await instant.send(request, context: context) }
-        try await Task.sleep(nanoseconds: 3_600_000_000_000)
-        throw CancellationError()
+    func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
+        guard events.taskID.hasPrefix("pending") else { return instant.start(request, body: body, events: events) }
+        return PendingTransfer(events)
+    }
+}
+
+/// A transfer that waits until it is cancelled, then reports the cancel once.
+final class PendingTransfer: TransportControl, @unchecked Sendable {
+    // @unchecked Sendable: `events` is taken under `lock`.
+    private let lock = NSLock()
+    private var events: TransportEvents?
+
+    init(_ events: TransportEvents) { self.events = events }
+
+    func cancel() {
+        let events = lock.withLock { () -> TransportEvents? in
+            defer { self.events = nil }
+            return self.events
+        }
+        events?.fail(CancellationError())
     }
 }
 
@@ -37,7 +54,14 @@ protocol TaskRegistry: AnyObject {
 let scaleEndpoint = FileEndpoint(baseURL: "https://stub.example", path: "item")
 
 final class PoolRegistry: TaskRegistry {
-    let pool = TaskPool(configuration: .init(transport: ScaleTransport()))
+    let pool: TaskPool
+
+    /// `timed`: every task has a deadline and a stall check (an hour each, so that neither fires).
+    init(timed: Bool = false) {
+        pool = TaskPool(
+            configuration: .init(
+                transport: ScaleTransport(), resourceTimeout: timed ? 3_600 : nil, stallThreshold: timed ? 3_600 : nil))
+    }
 
     func register(_ ids: ArraySlice<String>) {
         for id in ids { pool.send(scaleEndpoint, id: id) { _ in } }
@@ -211,6 +235,12 @@ func poolScale(_ options: Options) async -> [Row] {
         pool.register(resident[...])
         await letTasksSettle(500)
         let bytes = Double(allocatedBytes() - before) / Double(count)
+        let timed = PoolRegistry(timed: true)
+        before = allocatedBytes()
+        timed.register(resident[...])
+        await letTasksSettle(500)
+        let bytesTimed = Double(allocatedBytes() - before) / Double(count)
+        timed.cancelAll()
 
         let batch = max(100, min(1_000, count / 10))
         var times: [PoolOperation: (pool: [Double], plain: [Double], own: [Double])] = [:]
@@ -242,7 +272,7 @@ func poolScale(_ options: Options) async -> [Row] {
 
         var detail: [String: Double] = [
             "tasks": Double(count), "batch": Double(batch), "rounds": Double(options.poolRounds),
-            "bytes_per_task": bytes, "bytes_per_task_baseline": bytesBaseline,
+            "bytes_per_task": bytes, "bytes_per_task_timed": bytesTimed, "bytes_per_task_baseline": bytesBaseline,
         ]
         for operation in PoolOperation.allCases {
             let (through, without, own) = times[operation]!
@@ -260,6 +290,7 @@ func poolScale(_ options: Options) async -> [Row] {
         print(
             padded(String(count), 10) + padded("", 7) + padded("bytes/task", 14) + padded(fmt(bytes), 12)
                 + fmt(bytesBaseline))
+        print(padded(String(count), 10) + padded("", 7) + padded("  with timers", 14) + fmt(bytesTimed))
         rows.append(
             Row(
                 suite: "pool-scale", client: "NetworkCore", payload: nil, inflight: count, rps: nil, p50_us: nil,

@@ -77,6 +77,11 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
             if case .finisher = self { return true }
             return false
         }
+
+        var isHandler: Bool {
+            if case .handler = self { return true }
+            return false
+        }
     }
 
     /// What wakes a ``Resumer/finisher(_:)``: the task's outcome, or the answer to finish the task with.
@@ -124,6 +129,8 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         var redirects = 0
         /// When the task ended; set in `TaskPool.end`, the one place a task ends.
         var endTime: UInt64?
+        /// Where the task's deadline and stall check are in the pool's timer heap; -1 for none.
+        var timerSlots: (deadline: Int32, stall: Int32) = (-1, -1)
 
         /// Whether the task has ended. Asked of `endTime`, a plain integer, rather than of the machine's
         /// state, whose every read copies a `Result` through its value witnesses.
@@ -303,6 +310,22 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         !hasInterceptors && endpoint.interceptors.isEmpty && delivery.isMemory && request.httpMethod == other.httpMethod
             && request.url == other.url && request.httpBody == other.httpBody
             && request.allHTTPHeaderFields == other.allHTTPHeaderFields
+    }
+}
+
+extension DataTask: TimerHeapOwner {
+    // Called by the pool's timer heap, which the pool's lock guards, as it does `storage`.
+    func timerSlot(_ kind: TimerKind) -> Int? {
+        let slot = kind == .deadline ? storage.timerSlots.deadline : storage.timerSlots.stall
+        return slot < 0 ? nil : Int(slot)
+    }
+
+    func setTimerSlot(_ kind: TimerKind, _ slot: Int?) {
+        let value = slot.map { Int32(truncatingIfNeeded: $0) } ?? -1
+        switch kind {
+        case .deadline: storage.timerSlots.deadline = value
+        case .stall: storage.timerSlots.stall = value
+        }
     }
 }
 

@@ -4,6 +4,11 @@ extension TaskPool {
     /// Sends the endpoint's request and calls `completion` exactly once with the outcome, on an
     /// arbitrary thread; for callers that are not `async`. Cancel it with ``cancel(id:)``.
     ///
+    /// The transfer starts within this call, on the calling thread, as an awaited send does; the
+    /// answer is handed to `completion` on another thread, never on the transport's own (a session's
+    /// queue), so a slow handler holds up no other transfer. An endpoint that cannot be sent (a bad
+    /// URL, a duplicate id the policy rejects) calls `completion` with the error before this returns.
+    ///
     /// ```swift
     /// pool.send(Movies.details(id: 550), id: "details") { result in
     ///     DispatchQueue.main.async { show(result) }
@@ -14,8 +19,8 @@ extension TaskPool {
         completion: @escaping @Sendable (Result<Response, NetworkError>) -> Void
     ) {
         do {
-            let (task, _) = try start(endpoint, id: id, immediately: false)
-            addWaiter(to: task, token: 0, resumer: .handler(completion))
+            // The handler waits from the start, so that an answer that comes at once finds it there.
+            _ = try start(endpoint, id: id, immediately: false, waiter: .handler(completion))
         } catch {
             completion(.failure(error))
         }

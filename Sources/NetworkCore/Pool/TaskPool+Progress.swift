@@ -141,21 +141,22 @@ extension TaskPool {
     }
 
     /// Reports the task once if, while sending or receiving, nothing has arrived for `threshold`
-    /// seconds (at least a millisecond); otherwise sets `alarm` for when that would be.
-    func checkForStall(of task: DataTask, threshold: TimeInterval, alarm: Alarm) {
+    /// seconds (at least a millisecond); otherwise sets its stall check again for when that would be.
+    func checkForStall(of task: DataTask, threshold: TimeInterval) {
         let limit = max(MonotonicClock.nanoseconds(threshold), 1_000_000)  // NaN too: a millisecond
-        let (idle, watching, ended) = lock.withLock { () -> (UInt64, Bool, Bool) in
+        let stalled = lock.withLock { () -> Bool in
+            guard !task.storage.hasEnded else { return false }
             let phase = task.storage.machine.phase
-            let ended = task.storage.hasEnded
-            return (MonotonicClock.now() &- task.storage.lastProgress, phase == .sending || phase == .receiving, ended)
+            let watching = phase == .sending || phase == .receiving
+            let idle = MonotonicClock.now() &- task.storage.lastProgress
+            if watching, idle >= limit {
+                task.storage.stallReported = true
+                return true
+            }
+            setTimer(.stall, of: task, after: Double(watching ? limit - idle : limit) / 1e9)
+            return false
         }
-        if ended { return alarm.cancel() }
-        if watching, idle >= limit {
-            lock.withLock { task.storage.stallReported = true }
-            log(.stalled, task, snapshot: task.snapshot)
-            return alarm.cancel()
-        }
-        alarm.set(after: Double(watching ? limit - idle : limit) / 1e9)
+        if stalled { log(.stalled, task, snapshot: task.snapshot) }
     }
 }
 

@@ -19,12 +19,15 @@ extension TaskPool {
         return control
     }
 
-    /// The transport answered the task's transfer: wake its finisher with the answer, or, if that caller
-    /// no longer waits (it was cancelled while callers that joined still wait), finish the task here.
+    /// The transport answered the task's transfer: wake its finisher with the answer, or, with no
+    /// finisher (the answer came before its caller waits, or that caller was cancelled while callers
+    /// that joined still wait), finish the task here. A completion handler waiting is not called here,
+    /// on the transport's thread (a session's one queue): the task is finished in a Swift task then.
     func answered(_ task: DataTask, with answer: DataTask.Answer) {
         switch lock.withLock({ task.storage.machine.answered() }) {
         case .resumeFinisher(.finisher(let continuation)): continuation.resume(returning: .answered(answer))
         case .resumeFinisher, .finish: finish(task, with: answer)
+        case .finishElsewhere: Task { [self] in finish(task, with: answer) }
         case .drop: break
         }
     }

@@ -120,6 +120,11 @@ public final class TaskPool: @unchecked Sendable {
     /// The configuration's default headers checked and spelled canonically once, or `nil` when one is
     /// invalid: then every request checks them again, and fails with the endpoint's URL in its error.
     private let checkedDefaultHeaders: [String: String]?
+    /// The running tasks' deadlines and stall checks, earliest first, and the one dispatch timer set
+    /// for the earliest (made at the first) and when it is set for; guarded by `lock` (see TaskPool+Timers).
+    @exclusivity(unchecked) var timers = TimerHeap<DataTask>()
+    @exclusivity(unchecked) var timerSource: (any DispatchSourceTimer)?
+    @exclusivity(unchecked) var timerSourceTime = UInt64.max
 
     /// Creates a pool.
     public init(configuration: Configuration = Configuration()) {
@@ -127,6 +132,8 @@ public final class TaskPool: @unchecked Sendable {
         hasInterceptors = !configuration.interceptors.isEmpty
         checkedDefaultHeaders = HeaderName.checked(configuration.defaultHeaders)
     }
+
+    deinit { timerSource?.cancel() }
 
     // MARK: Sending
 
@@ -225,7 +232,8 @@ public final class TaskPool: @unchecked Sendable {
     /// - Returns: the task, and whether the caller is to finish it (it started the task's transfer and
     ///   waits as its ``DataTask/Resumer/finisher(_:)``).
     func start(
-        _ endpoint: some Endpoint, id: String?, immediately: Bool, delivery: Delivery = .memory
+        _ endpoint: some Endpoint, id: String?, immediately: Bool, delivery: Delivery = .memory,
+        waiter: DataTask.Resumer? = nil
     ) throws(NetworkError) -> (task: DataTask, finishes: Bool) {
         let request = try makeRequest(endpoint)
         // A body that is not bytes in the request (a file) is only asked for where there can be one.
@@ -255,6 +263,7 @@ public final class TaskPool: @unchecked Sendable {
                         throw .duplicateTask(id: taskID)
                     case .join:
                         guard isSame else { throw .duplicateTask(id: taskID) }
+                        if let waiter { _ = running.storage.machine.add((0, waiter)) }
                         return (running, false)
                     case .replace:
                         replaced = running
@@ -265,6 +274,7 @@ public final class TaskPool: @unchecked Sendable {
             let task = DataTask(
                 id: taskID, request: request, endpoint: endpoint, sequence: sequence, lock: lock, delivery: delivery,
                 upload: upload)
+            if let waiter { _ = task.storage.machine.add((0, waiter)) }
             active[taskID] = task
             return (task, true)
         }
@@ -287,13 +297,14 @@ public final class TaskPool: @unchecked Sendable {
         return id + " (\(number))"
     }
 
-    /// Starts the runner, what performs the call and settles it, and the task's watchdog and stall
-    /// monitor. For a caller that waits (`immediately`) when no interceptor can adapt or retry the
-    /// request, the runner is the transfer alone: the transport's answer wakes the caller, which ends the
-    /// task on its own thread (see ``answered(_:with:)``), so no Swift task is created, woken and waited
-    /// for in between. Otherwise it is a Swift task that runs the attempts (see ``perform(_:endpoint:deadline:)``);
-    /// started `immediately`, it runs on the caller's thread until its first wait. A send with a completion
-    /// handler starts a Swift runner, so that its handler is not called on the transport's thread.
+    /// Starts the runner, what performs the call and settles it, and sets the task's deadline and stall
+    /// check. When no interceptor can adapt or retry the request, the runner is the transfer alone, with
+    /// no Swift task: for a caller that waits (`immediately`), the transport's answer wakes that caller,
+    /// which ends the task on its own thread (see ``answered(_:with:)``); for a completion handler, the
+    /// answer is finished in a Swift task made then, so that the handler never runs on the transport's
+    /// thread. Otherwise (interceptors, or a stream) the runner is a Swift task that runs the attempts
+    /// (see ``perform(_:endpoint:deadline:)``); started `immediately`, it runs on the caller's thread
+    /// until its first wait.
     /// - Returns: whether the task runs as its transfer alone, which its caller finishes.
     private func run(_ task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?, immediately: Bool) -> Bool {
         log(.started, task)
@@ -301,7 +312,7 @@ public final class TaskPool: @unchecked Sendable {
         // costs allocations of its own per task (`startImmediately` passes one on, on the platforms that
         // have `Task.immediate`; the transfer alone has no Swift task at all).
         let runner: DataTask.Runner
-        if immediately, !hasInterceptors, endpoint.interceptors.isEmpty {
+        if !hasInterceptors, endpoint.interceptors.isEmpty, immediately || task.delivery.isMemory {
             runner = .transfer(transfer(task))
         } else {
             runner = .task(
@@ -311,18 +322,15 @@ public final class TaskPool: @unchecked Sendable {
                     }
                     : Task { [self] in await performAndSettle(task, endpoint: endpoint, deadline: deadline) })
         }
-        var timers = TaskStateMachine<DataTask.Resumer>.Timers()
-        timers.watchdog = deadline.map { seconds in
-            Alarm(after: seconds) { [self] _ in settle(task, with: .failure(.deadlineExceeded(seconds: seconds))) }
+        let threshold = configuration.stallThreshold
+        let ended = lock.withLock { () -> DataTask.Runner? in
+            if let ended = task.storage.machine.started(runner: runner) { return ended }
+            if let deadline { setTimer(.deadline, of: task, after: deadline) }
+            if let threshold { setTimer(.stall, of: task, after: threshold) }
+            return nil
         }
-        timers.stallMonitor = configuration.stallThreshold.map { threshold in
-            Alarm(after: threshold) { [self] alarm in checkForStall(of: task, threshold: threshold, alarm: alarm) }
-        }
-        if let (runner, timers) = lock.withLock({ task.storage.machine.started(runner: runner, timers: timers) }) {
-            runner.cancel()
-            timers.cancel()
-        }
-        if case .transfer = runner { return true }
+        ended?.cancel()
+        if case .transfer = runner { return immediately }
         return false
     }
 
@@ -354,6 +362,8 @@ public final class TaskPool: @unchecked Sendable {
         if task.storage.openAttempt != nil { closeAttempt(of: task, received: nil, status: nil, at: now) }
         task.storage.endTime = now
         task.storage.finishProgress(at: now)
+        timers.remove(.deadline, of: task)
+        timers.remove(.stall, of: task)
         // The task may have been replaced under its id (`DuplicatePolicy.replace`): remove only itself.
         if let index = activeIndex ?? active.index(forKey: task.id), active.values[index] === task {
             active.remove(at: index)
@@ -374,7 +384,6 @@ public final class TaskPool: @unchecked Sendable {
         task.delivery.taskEnded(with: ending.outcome)
         for waiter in ending.waiters { waiter.resumer.resume(ending.outcome) }
         ending.runner?.cancel()
-        ending.timers.cancel()
     }
 
     /// Parses the body with `parser`, its error typed. Throwing rather than returning a `Result`, whose

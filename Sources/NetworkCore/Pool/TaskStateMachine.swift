@@ -1,7 +1,8 @@
-/// A caller waiting for a task's outcome, as the state machine sees it: only whether it is the
-/// finisher, the caller that ends the task with the transport's answer.
+/// A caller waiting for a task's outcome, as the state machine sees it: whether it is the finisher,
+/// the caller that ends the task with the transport's answer, and whether it is a completion handler.
 protocol TaskWaiter {
     var isFinisher: Bool { get }
+    var isHandler: Bool { get }
 }
 
 /// The life of one task as a value: each mutating method takes an event (a runner started, an
@@ -11,8 +12,8 @@ protocol TaskWaiter {
 /// The pool keeps it in the task's storage, calls it with its lock held, and performs the actions after
 /// letting go of the lock. Every guarantee of a task's end is here, where tests drive it through every
 /// order of events: the outcome is set once ("ended" is final), each waiter is resumed exactly once
-/// (by the end, at once if it comes after the end, or when it withdraws), and the runner and timers are
-/// stopped once, by whoever ends the task.
+/// (by the end, at once if it comes after the end, or when it withdraws), and the runner is stopped
+/// once, by whoever ends the task. (The task's timers are the pool's, taken out where the task ends.)
 struct TaskStateMachine<Resumer: TaskWaiter> {
     typealias Waiter = (token: UInt64, resumer: Resumer)
 
@@ -26,23 +27,11 @@ struct TaskStateMachine<Resumer: TaskWaiter> {
     }
 
     /// What ending the task leaves to do outside the lock: resume each waiter with the outcome, cancel
-    /// the runner, stop the timers.
+    /// the runner.
     struct Ending {
         let outcome: DataTask.Outcome
         let waiters: InlineFirstList<Waiter>
         var runner: DataTask.Runner?
-        let timers: Timers
-    }
-
-    /// A task's deadline and stall alarms.
-    struct Timers {
-        var watchdog: Alarm?
-        var stallMonitor: Alarm?
-
-        func cancel() {
-            watchdog?.cancel()
-            stallMonitor?.cancel()
-        }
     }
 
     /// What to do with the transport's answer (see ``answered()``).
@@ -51,6 +40,9 @@ struct TaskStateMachine<Resumer: TaskWaiter> {
         case resumeFinisher(Resumer)
         /// No finisher waits: end the task with it here.
         case finish
+        /// No finisher waits and a completion handler does: end the task with it elsewhere than on the
+        /// transport's thread, where the handler must not run.
+        case finishElsewhere
         /// The task has ended: drop it.
         case drop
     }
@@ -62,7 +54,6 @@ struct TaskStateMachine<Resumer: TaskWaiter> {
     private(set) var attempts = 1
     private(set) var waiters = InlineFirstList<Waiter>()
     private(set) var runner: DataTask.Runner?
-    private var timers = Timers()
 
     /// Whether the task has ended.
     var hasEnded: Bool {
@@ -78,12 +69,11 @@ struct TaskStateMachine<Resumer: TaskWaiter> {
 
     // MARK: Events
 
-    /// The runner and timers are ready. Returns them back to be stopped if the task ended first (a
-    /// transport answered at once, or a cancel came in between).
-    mutating func started(runner: DataTask.Runner, timers: Timers) -> (DataTask.Runner, Timers)? {
-        guard !hasEnded else { return (runner, timers) }
+    /// The runner is ready. Returns it back to be stopped if the task ended first (a transport answered
+    /// at once, or a cancel came in between).
+    mutating func started(runner: DataTask.Runner) -> DataTask.Runner? {
+        guard !hasEnded else { return runner }
         self.runner = runner
-        self.timers = timers
         return nil
     }
 
@@ -121,7 +111,9 @@ struct TaskStateMachine<Resumer: TaskWaiter> {
     /// The transport answered the attempt the finisher waits for.
     mutating func answered() -> AnswerAction {
         guard case .running = state else { return hasEnded ? .drop : .finish }
-        guard let finisher = waiters.remove(where: { $0.resumer.isFinisher }) else { return .finish }
+        guard let finisher = waiters.remove(where: { $0.resumer.isFinisher }) else {
+            return waiters.contains(where: { $0.resumer.isHandler }) ? .finishElsewhere : .finish
+        }
         state = .finishing
         return .resumeFinisher(finisher.resumer)
     }
@@ -148,10 +140,9 @@ struct TaskStateMachine<Resumer: TaskWaiter> {
         guard !hasEnded else { return nil }
         state = .ended(outcome)
         phase = .ended
-        let ending = Ending(outcome: outcome, waiters: waiters, runner: runner, timers: timers)
+        let ending = Ending(outcome: outcome, waiters: waiters, runner: runner)
         waiters = InlineFirstList()
         runner = nil
-        timers = Timers()
         return ending
     }
 }
