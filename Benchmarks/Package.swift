@@ -24,6 +24,11 @@ let package = Package(
         // N requests through one client and nothing else, for counting their instructions (callgrind).
         .executableTarget(
             name: "RequestLoop", dependencies: [.product(name: "NetworkCore", package: "NetworkCore")]),
+        // Server-Sent Events through the parser, with what the allocator is asked for per event.
+        .target(name: "AllocationCounter"),
+        .executableTarget(
+            name: "EventStream",
+            dependencies: [.product(name: "NetworkCore", package: "NetworkCore"), "AllocationCounter"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 # Sourced by Benchmarks/run and Benchmarks/instructions: installs nginx-light from Debian's packages
 # unless nginx is already there, and runs it as a plain process from a temporary prefix, on a free port
-# on 127.0.0.1, serving a 2 KB JSON file and a TMDB-like 20-movie page (~10 KB). Sets `port` and
+# on 127.0.0.1, serving a 2 KB JSON file and a TMDB-like 20-movie page (~10 KB), files put in
+# www/transfer/ (with sendfile), and storing PUT bodies in www/upload/. Sets `port`, `prefix` and
 # `nginx_pid`, and stops nginx by PID (and removes the prefix) when the sourcing script exits.
 if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
     say "installing nginx-light"
@@ -9,10 +10,13 @@ if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
 fi
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 
-prefix=$(mktemp -d)
+# In memory where the system has it (/dev/shm), so that the transfers suite's large files measure the
+# clients rather than the disk's write-back.
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then prefix=$(mktemp -d -p /dev/shm); else prefix=$(mktemp -d); fi
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
-mkdir -p "$prefix/www" "$prefix/logs"
-chmod 755 "$prefix" "$prefix/www"  # nginx workers run as an unprivileged user
+mkdir -p "$prefix/www/upload" "$prefix/www/transfer" "$prefix/body" "$prefix/logs"
+chmod 755 "$prefix" "$prefix/www" "$prefix/www/transfer"  # nginx workers run as an unprivileged user
+chmod 777 "$prefix/www/upload" "$prefix/body"              # where they store uploads
 python3 - "$prefix/www" <<'PY'
 import json, sys
 www = sys.argv[1]
@@ -43,6 +47,14 @@ http {
     server {
         listen 127.0.0.1:$port;
         root $prefix/www;
+        # The transfers suite: a large file served with sendfile, and uploads stored by PUT.
+        location /transfer/ { sendfile on; }
+        location /upload/ {
+            dav_methods PUT;
+            create_full_put_path on;
+            client_max_body_size 0;
+            client_body_temp_path $prefix/body;
+        }
     }
 }
 CONF

@@ -101,8 +101,12 @@ struct HTTPBinTransferTests {
         #expect(!values.isEmpty)
     }
 
-    @Test("a file upload's progress counts the bytes sent up to the file's size")
-    func uploadProgress() async throws {
+    @Test(
+        "a file upload's progress counts the bytes sent up to the file's size, with its length or chunked",
+        arguments: [URLSessionTransport.FileUploads.withLength, .chunked])
+    func uploadProgress(_ fileUploads: URLSessionTransport.FileUploads) async throws {
+        let pool = TaskPool(
+            configuration: .init(transport: URLSessionTransport(fileUploads: fileUploads), requestTimeout: 15))
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         let file = scratch.file("upload.bin")
@@ -182,8 +186,12 @@ struct HTTPBinTransferTests {
         #expect(pool.activeTasks.isEmpty)
     }
 
-    @Test("a file upload sends the file's bytes as the body: httpbin echoes them")
-    func upload() async throws {
+    @Test(
+        "a file upload sends the file's bytes as the body, with its length or chunked: httpbin echoes them",
+        arguments: [URLSessionTransport.FileUploads.withLength, .chunked])
+    func upload(_ fileUploads: URLSessionTransport.FileUploads) async throws {
+        let pool = TaskPool(
+            configuration: .init(transport: URLSessionTransport(fileUploads: fileUploads), requestTimeout: 15))
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         let file = scratch.file("upload.txt")
@@ -196,7 +204,14 @@ struct HTTPBinTransferTests {
         let echo = try await pool.send(TransferEndpoint.upload(file), parser: DecodableParser<Echo>())
         #expect(echo.data == text)
         #expect(echo.headers["Content-Type"] == "application/octet-stream")
-        #expect(echo.headers["Content-Length"] == String(text.utf8.count))
+        switch fileUploads {
+        case .withLength:
+            #expect(echo.headers["Content-Length"] == String(text.utf8.count))
+            #expect(echo.headers["Transfer-Encoding"] == nil)
+        case .chunked:
+            #expect(echo.headers["Content-Length"] == nil)
+            #expect(echo.headers["Transfer-Encoding"] == "chunked")
+        }
     }
 }
 

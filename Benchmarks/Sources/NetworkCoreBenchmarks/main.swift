@@ -23,7 +23,11 @@ struct Options {
     var inflight = [1, 8, 64, 256]
     var scale = [1_000, 10_000, 100_000]
     var output = "results/latest.json"
-    var suites: Set<String> = ["throughput", "pool", "parse", "memory"]
+    var suites: Set<String> = ["throughput", "pool", "parse", "memory", "transfers", "events"]
+    /// nginx's document root, where the transfers suite puts its file and nginx stores uploads.
+    var www = ""
+    var transferMegabytes = 1_024
+    var sseEvents = 100_000
     var clients = Client.standard
     var payloads = Payload.allCases
 
@@ -44,6 +48,9 @@ struct Options {
             case "--suites": options.suites = Set(value.split(separator: ",").map(String.init))
             case "--clients": options.clients = value.split(separator: ",").map { Client.named(String($0)) }
             case "--payloads": options.payloads = value.split(separator: ",").map { Payload.named(String($0)) }
+            case "--www": options.www = value
+            case "--transfer-mb": options.transferMegabytes = max(1, Int(value) ?? options.transferMegabytes)
+            case "--sse-events": options.sseEvents = max(1, Int(value) ?? options.sseEvents)
             default: fatalError("unknown option \(argument)")
             }
         }
@@ -512,6 +519,11 @@ if options.suites.contains("throughput") { rows += await throughput(options, cli
 if options.suites.contains("memory") { rows += await memoryGrowth(clients: clients) }
 if options.suites.contains("pool") { rows += await poolScale(options) }
 if options.suites.contains("parse") { rows += try await parseCost(options) }
+if options.suites.contains("events") { rows += try eventStream(options) }
+if options.suites.contains("transfers") {
+    precondition(!options.www.isEmpty, "the transfers suite needs --www, nginx's document root")
+    rows += try await transfers(options)
+}
 try await clients.http.shutdown().get()
 let encoder = JSONEncoder()
 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

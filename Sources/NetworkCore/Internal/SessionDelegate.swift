@@ -56,6 +56,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     private let tasks = Locked<[Int: Entry]>([:])
+    /// How file bodies are sent (see ``URLSessionTransport/FileUploads``).
+    let fileUploads: URLSessionTransport.FileUploads
+
+    init(fileUploads: URLSessionTransport.FileUploads) {
+        self.fileUploads = fileUploads
+    }
     /// Where transfers are cancelled, follow-up tasks started, and tasks started while the session is
     /// busy: `URLSessionTask.cancel()`, `URLSession.dataTask(with:)` and `resume()` wait for the session's
     /// queue, so they run on a queue of the transport's own, never on the session's queue, a busy
@@ -88,7 +94,20 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         let task: URLSessionTask
         switch entry.body {
         case .file(let url) where request.httpMethod != "GET" && request.httpMethod != "HEAD":
-            task = session.uploadTask(with: request, fromFile: url)
+            switch fileUploads {
+            case .withLength:
+                task = session.uploadTask(with: request, fromFile: url)
+            case .chunked:
+                // A stream of the file, read as the connection takes bytes; with no length, it is sent chunked.
+                guard let stream = InputStream(url: url) else {
+                    return entry.events.fail(
+                        NetworkError.fileAccessFailed(path: url.path, reason: "it cannot be opened for reading"))
+                }
+                var streamed = request
+                streamed.httpBodyStream = stream
+                streamed.setValue(nil, forHTTPHeaderField: "Content-Length")
+                task = session.dataTask(with: streamed)
+            }
         default:
             task = session.dataTask(with: request)
         }

@@ -31,7 +31,8 @@ public struct ServerSentEvent: Sendable, Hashable {
 struct ServerSentEventParser: ChunkDecoder {
     private var lines = LineSplitter()
     private var event = ""
-    private var data: [String] = []
+    /// The event's `data:` lines so far, joined with `\n`.
+    private var data = ""
     private var hasData = false
     private var sawFirstLine = false
     /// The last event id; it outlives connections (it is sent again as `Last-Event-ID`).
@@ -68,7 +69,7 @@ struct ServerSentEventParser: ChunkDecoder {
     mutating func reset() {
         lines.reset()
         event = ""
-        data = []
+        data = ""
         hasData = false
         sawFirstLine = false
     }
@@ -95,8 +96,13 @@ struct ServerSentEventParser: ChunkDecoder {
         switch name {
         case "event": event = String(value)
         case "data":
-            data.append(String(value))
-            hasData = true
+            if hasData {
+                data += "\n"
+                data += value
+            } else {
+                data = String(value)
+                hasData = true
+            }
         case "id" where !value.contains("\u{0}"): lastEventID = String(value)
         case "retry" where !value.isEmpty && value.allSatisfy(\.isASCII) && value.allSatisfy(\.isNumber):
             retry = Int(value).map { Double($0) / 1000 }
@@ -108,11 +114,10 @@ struct ServerSentEventParser: ChunkDecoder {
     private mutating func dispatch() -> ServerSentEvent? {
         defer {
             event = ""
-            data = []
+            data = ""
             hasData = false
         }
         guard hasData else { return nil }
-        return ServerSentEvent(
-            event: event.isEmpty ? "message" : event, data: data.joined(separator: "\n"), id: lastEventID, retry: retry)
+        return ServerSentEvent(event: event.isEmpty ? "message" : event, data: data, id: lastEventID, retry: retry)
     }
 }

@@ -36,11 +36,14 @@ public final class URLSessionTransport: Transport {
     /// swift-corelibs-foundation #3296). Without a cache the protocol exists as soon as the task is
     /// resumed and a cancel always finds it. The same holds on Apple platforms, so that a response
     /// never comes from a cache the pool does not see.
-    public init(configuration: URLSessionConfiguration = .default) {
+    ///
+    /// `fileUploads` says how a body read from a file (``RequestBody/file(_:)``, a multipart form with
+    /// files, a stream body) is sent: with its length, which every server accepts, or chunked.
+    public init(configuration: URLSessionConfiguration = .default, fileUploads: FileUploads = .withLength) {
         // A copy, so that the caller's configuration keeps its cache for its own sessions.
         let configuration = configuration.copy() as? URLSessionConfiguration ?? .ephemeral
         configuration.urlCache = nil
-        delegate = SessionDelegate()
+        delegate = SessionDelegate(fileUploads: fileUploads)
         #if canImport(FoundationNetworking)
             session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: InlineDelegateQueue())
         #else
@@ -50,6 +53,20 @@ public final class URLSessionTransport: Transport {
 
     deinit {
         session.finishTasksAndInvalidate()
+    }
+
+    /// How a transport sends a body read from a file.
+    public enum FileUploads: Sendable, Hashable {
+        /// With `Content-Length`, as a file upload of the platform (`uploadTask(with:fromFile:)`): every
+        /// server accepts it. On Linux, FoundationNetworking reads the file a few kilobytes at a time and
+        /// pauses the transfer until each read is done, which makes large uploads several times slower
+        /// than ``chunked`` (see Docs/Performance.md).
+        case withLength
+        /// As a stream of the file with no length (`Transfer-Encoding: chunked`), read as fast as the
+        /// connection takes it. HTTP/1.1 servers must accept chunked request bodies, but some services
+        /// refuse them (411 Length Required), among them presigned uploads to object stores: choose this
+        /// for servers you know take them.
+        case chunked
     }
 
     /// Starts the request as a task of the session; its head, body chunks, redirects and end go to
