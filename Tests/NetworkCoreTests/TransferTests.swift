@@ -69,6 +69,11 @@ func alphabet(_ count: Int) -> Data {
 struct HTTPBinTransferTests {
     let pool = TaskPool(configuration: .init(requestTimeout: 15))
 
+    /// A pool whose transport sends file bodies as `fileUploads` says.
+    static func pool(_ fileUploads: URLSessionTransport.FileUploads) -> TaskPool {
+        TaskPool(configuration: .init(transport: URLSessionTransport(fileUploads: fileUploads), requestTimeout: 15))
+    }
+
     @Test("a download is written to its file as it arrives, and nothing else is left in the directory")
     func download() async throws {
         let scratch = try ScratchDirectory()
@@ -105,8 +110,7 @@ struct HTTPBinTransferTests {
         "a file upload's progress counts the bytes sent up to the file's size, with its length or chunked",
         arguments: [URLSessionTransport.FileUploads.withLength, .chunked])
     func uploadProgress(_ fileUploads: URLSessionTransport.FileUploads) async throws {
-        let pool = TaskPool(
-            configuration: .init(transport: URLSessionTransport(fileUploads: fileUploads), requestTimeout: 15))
+        let pool = Self.pool(fileUploads)
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         let file = scratch.file("upload.bin")
@@ -190,8 +194,7 @@ struct HTTPBinTransferTests {
         "a file upload sends the file's bytes as the body, with its length or chunked: httpbin echoes them",
         arguments: [URLSessionTransport.FileUploads.withLength, .chunked])
     func upload(_ fileUploads: URLSessionTransport.FileUploads) async throws {
-        let pool = TaskPool(
-            configuration: .init(transport: URLSessionTransport(fileUploads: fileUploads), requestTimeout: 15))
+        let pool = Self.pool(fileUploads)
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         let file = scratch.file("upload.txt")
