@@ -88,6 +88,43 @@ struct RecordingTests {
         #expect(get.cURLDescription() == "curl 'https://api.example.com/v1/items?q=a%20b'")
     }
 
+    @Test("bodies over the recorder's limit are recorded by their size and a comment; those at it whole")
+    func largeBodies() async throws {
+        let recorder = HARRecorder(bodyLimit: 100)
+        let pool = TaskPool(
+            configuration: .init(
+                transport: RecordingTransport(
+                    StubTransport { request, _ in
+                        StubResponse(body: Data(repeating: UInt8(ascii: "x"), count: request.httpBody?.count ?? 0))
+                    }, recorder: recorder)))
+        for size in [100, 5_000] {
+            let body = Data(repeating: UInt8(ascii: "y"), count: size)
+            let response = try await pool.send(
+                TestEndpoint(method: .post, task: .data(body, contentType: "text/plain")), id: "size-\(size)")
+            #expect(response.body.count == size)  // the caller gets every byte; only the archive leaves them out
+        }
+        let entries = recorder.har.log.entries
+        #expect(entries.count == 2)
+        let whole = try #require(entries.first)
+        #expect(whole.request.postData?.text == String(repeating: "y", count: 100))
+        #expect(whole.request.postData?.comment == nil)
+        #expect(whole.response.content.text == String(repeating: "x", count: 100))
+        #expect(whole.response.content.comment == nil)
+        let summarised = try #require(entries.last)
+        #expect(summarised.request.bodySize == 5_000)
+        #expect(summarised.request.postData?.text == "")
+        #expect(
+            summarised.request.postData?.comment == "5000 bytes, not recorded: over the recorder's bodyLimit of 100")
+        #expect(summarised.response.bodySize == 5_000)
+        #expect(summarised.response.content.size == 5_000)
+        #expect(summarised.response.content.text == nil)
+        #expect(summarised.response.content.comment == "5000 bytes, not recorded: over the recorder's bodyLimit of 100")
+        // The archive still encodes and reads back, comments included.
+        let decoded = try JSONDecoder().decode(HAR.self, from: recorder.data())
+        #expect(decoded == recorder.har)
+        #expect(HARRecorder().bodyLimit == 1 << 20)
+    }
+
     @Test("a body that is not UTF-8 is summarised in cURL and kept as base64 in HAR")
     func binary() async throws {
         let bytes = Data([0xFF, 0xD8, 0xFF, 0x00, 0x10])

@@ -98,8 +98,10 @@ public struct HAR: Codable, Hashable, Sendable {
     public struct PostData: Codable, Hashable, Sendable {
         /// Its content type.
         public var mimeType: String
-        /// Its text.
+        /// Its text; empty when the body was too large to record (see ``comment``).
         public var text: String
+        /// Why the text is not there: the body was larger than the recorder's `bodyLimit`.
+        public var comment: String?
     }
 
     /// A response body: text, or base64 with ``encoding`` `"base64"` for bytes that are not UTF-8.
@@ -112,6 +114,8 @@ public struct HAR: Codable, Hashable, Sendable {
         public var text: String?
         /// `"base64"` when ``text`` is base64.
         public var encoding: String?
+        /// Why ``text`` is not there: the body was larger than the recorder's `bodyLimit`.
+        public var comment: String?
 
         /// The body's bytes.
         public var data: Data {

@@ -20,10 +20,21 @@ public final class HARRecorder: @unchecked Sendable {
     private let lock = Lock()
     private var entries: [HAR.Entry] = []
     private let redactor: Redactor?
+    /// The largest body recorded whole, in bytes; a larger one is recorded by its size and a comment.
+    public let bodyLimit: Int
 
-    /// Creates an empty recorder; `revealingSecrets: true` records credentials as they were (explicit opt-in).
-    public init(revealingSecrets: Bool = false, redactor: Redactor = .default) {
+    /// Creates an empty recorder; `revealingSecrets: true` records credentials as they were (explicit
+    /// opt-in). Request and response bodies over `bodyLimit` bytes (1 MiB unless told) are summarised:
+    /// their size is kept, their text is not, and a comment says so.
+    public init(revealingSecrets: Bool = false, redactor: Redactor = .default, bodyLimit: Int = 1 << 20) {
         self.redactor = revealingSecrets ? nil : redactor
+        self.bodyLimit = max(0, bodyLimit)
+    }
+
+    /// What a body too large to record is recorded as.
+    private func summary(of body: Data) -> String? {
+        body.count > bodyLimit
+            ? "\(body.count) bytes, not recorded: over the recorder's bodyLimit of \(bodyLimit)" : nil
     }
 
     /// The archive so far.
@@ -75,13 +86,17 @@ public final class HARRecorder: @unchecked Sendable {
             queryString: items.map { item in
                 HAR.NameValue(name: item.name, value: hidden(item.name, item.value ?? ""))
             },
-            postData: body.isEmpty
-                ? nil
-                : HAR.PostData(
-                    mimeType: contentType ?? "application/octet-stream",
-                    text: redactor?.redact(body: body, contentType: contentType)
-                        ?? String(decoding: body, as: UTF8.self)),
+            postData: postData(body, contentType: contentType),
             headersSize: -1, bodySize: body.count)
+    }
+
+    /// The request's body, its sensitive fields redacted, or its size alone when over ``bodyLimit``.
+    private func postData(_ body: Data, contentType: String?) -> HAR.PostData? {
+        guard !body.isEmpty else { return nil }
+        let mimeType = contentType ?? "application/octet-stream"
+        if let summary = summary(of: body) { return HAR.PostData(mimeType: mimeType, text: "", comment: summary) }
+        let text = redactor?.redact(body: body, contentType: contentType) ?? String(decoding: body, as: UTF8.self)
+        return HAR.PostData(mimeType: mimeType, text: text)
     }
 
     /// The response, with sensitive fields redacted and the request's secret values scrubbed
@@ -95,7 +110,9 @@ public final class HARRecorder: @unchecked Sendable {
             } ?? [:]
         let mimeType = response?.value(forHTTPHeaderField: "Content-Type") ?? "application/octet-stream"
         var content = HAR.Content(size: body.count, mimeType: mimeType, text: nil, encoding: nil)
-        if String(data: body, encoding: .utf8) != nil {
+        if let summary = summary(of: body) {
+            content.comment = summary
+        } else if String(data: body, encoding: .utf8) != nil {
             if let redactor {
                 content.text = redactor.scrub(redactor.redact(body: body, contentType: mimeType), secrets: secrets)
             } else {
