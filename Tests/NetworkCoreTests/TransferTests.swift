@@ -207,6 +207,15 @@ struct HTTPBinTransferTests {
         let echo = try await pool.send(TransferEndpoint.upload(file), parser: DecodableParser<Echo>())
         #expect(echo.data == text)
         #expect(echo.headers["Content-Type"] == "application/octet-stream")
+        // Recorded, the same upload sends the same bytes.
+        let recorder = HARRecorder()
+        let recording = TaskPool(
+            configuration: .init(
+                transport: RecordingTransport(URLSessionTransport(fileUploads: fileUploads), recorder: recorder),
+                requestTimeout: 15))
+        let recorded = try await recording.send(TransferEndpoint.upload(file), parser: DecodableParser<Echo>())
+        #expect(recorded.data == text)
+        #expect(recorder.count == 1)
         switch fileUploads {
         case .withLength:
             #expect(echo.headers["Content-Length"] == String(text.utf8.count))

@@ -158,8 +158,27 @@ public struct RecordingTransport: Transport {
         self.recorder = recorder
     }
 
+    /// Sends through the base transport with its body (a file, a form, a stream included), and records
+    /// the exchange once the whole answer has arrived.
+    public func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
+        AsyncTransfer(reportingTo: events) { [base] events in
+            let (data, response) = try await record(request, context: events.context) { context in
+                try await TransportEvents.collect(from: base, request: request, body: body, context: context).get()
+            }
+            guard events.receive(head: response), !data.isEmpty else { return }
+            events.receive(body: data)
+        }
+    }
+
     /// Sends through the base transport, timing the wait for the first byte, and records the exchange.
     public func send(_ request: URLRequest, context: TransportContext) async throws -> (Data, HTTPURLResponse) {
+        try await record(request, context: context) { context in try await base.send(request, context: context) }
+    }
+
+    private func record(
+        _ request: URLRequest, context: TransportContext,
+        sending: (TransportContext) async throws -> (Data, HTTPURLResponse)
+    ) async throws -> (Data, HTTPURLResponse) {
         let startedAt = Date()
         let start = MonotonicClock.now()
         let firstByte = Locked<UInt64?>(nil)
@@ -167,7 +186,7 @@ public struct RecordingTransport: Transport {
             if case .response = progress { firstByte.withLock { $0 = $0 ?? MonotonicClock.now() } }
         }
         do {
-            let (body, response) = try await base.send(request, context: timed)
+            let (body, response) = try await sending(timed)
             let end = MonotonicClock.now()
             let first = firstByte.withLock { $0 } ?? end
             recorder.record(
