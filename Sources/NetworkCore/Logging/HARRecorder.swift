@@ -162,7 +162,8 @@ public struct RecordingTransport: Transport {
     /// the exchange once the whole answer has arrived.
     public func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
         AsyncTransfer(reportingTo: events) { [base] events in
-            let (data, response) = try await record(request, context: events.context) { context in
+            let (data, response) = try await record(request, context: events.context.reporting(redirectsTo: events)) {
+                context in
                 try await TransportEvents.collect(from: base, request: request, body: body, context: context).get()
             }
             guard events.receive(head: response), !data.isEmpty else { return }
