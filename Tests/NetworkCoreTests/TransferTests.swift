@@ -69,9 +69,17 @@ func alphabet(_ count: Int) -> Data {
 struct HTTPBinTransferTests {
     let pool = TaskPool(configuration: .init(requestTimeout: 15))
 
-    /// A pool whose transport sends file bodies as `fileUploads` says.
-    static func pool(_ fileUploads: URLSessionTransport.FileUploads) -> TaskPool {
-        TaskPool(configuration: .init(transport: URLSessionTransport(fileUploads: fileUploads), requestTimeout: 15))
+    /// A pool whose transport sends file bodies as `fileUploads` says, recording into `recorder` if given.
+    static func pool(
+        _ fileUploads: URLSessionTransport.FileUploads, recordingInto recorder: HARRecorder? = nil
+    )
+        -> TaskPool
+    {
+        let transport = URLSessionTransport(fileUploads: fileUploads)
+        return TaskPool(
+            configuration: .init(
+                transport: recorder.map { RecordingTransport(transport, recorder: $0) } ?? transport,
+                requestTimeout: 15))
     }
 
     @Test("a download is written to its file as it arrives, and nothing else is left in the directory")
@@ -209,10 +217,7 @@ struct HTTPBinTransferTests {
         #expect(echo.headers["Content-Type"] == "application/octet-stream")
         // Recorded, the same upload sends the same bytes.
         let recorder = HARRecorder()
-        let recording = TaskPool(
-            configuration: .init(
-                transport: RecordingTransport(URLSessionTransport(fileUploads: fileUploads), recorder: recorder),
-                requestTimeout: 15))
+        let recording = Self.pool(fileUploads, recordingInto: recorder)
         let recorded = try await recording.send(TransferEndpoint.upload(file), parser: DecodableParser<Echo>())
         #expect(recorded.data == text)
         #expect(recorder.count == 1)

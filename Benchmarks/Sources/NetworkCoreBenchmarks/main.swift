@@ -434,8 +434,7 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
 func residentBytes() -> Int {
     typealias Trim = @convention(c) (Int) -> Int32
     if let symbol = dlsym(nil, "malloc_trim") { _ = unsafeBitCast(symbol, to: Trim.self)(0) }
-    let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
-    return (statm.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
+    return currentResident()
 }
 
 /// How much the process keeps after many requests: raw URLSession first, then NetworkCore over it,

@@ -47,8 +47,6 @@ struct TimerHeap<Owner: TimerHeapOwner> {
     mutating func remove(_ kind: TimerKind, of owner: Owner) {
         guard let slot = owner.timerSlot(kind) else { return }
         _ = take(at: slot)
-        // A heap that has drained keeps the capacity it grew to: give a large table back.
-        if entries.isEmpty, entries.capacity > 64 { entries = [] }
     }
 
     /// Takes out the earliest entry if it is due at `now`.
@@ -70,6 +68,8 @@ struct TimerHeap<Owner: TimerHeapOwner> {
                 siftDown(slot)
             }
         }
+        // A heap that has drained, by ends or by firing, keeps the capacity it grew to: give a large table back.
+        if entries.isEmpty, entries.capacity > 64 { entries = [] }
         return taken
     }
 
