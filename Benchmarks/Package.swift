@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     dependencies: [
         .package(name: "NetworkCore", path: ".."),
+        .package(name: "NetworkCoreIntegrations", path: "../Integrations"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
@@ -15,6 +16,7 @@ let package = Package(
             name: "NetworkCoreBenchmarks",
             dependencies: [
                 .product(name: "NetworkCore", package: "NetworkCore"),
+                .product(name: "NetworkCoreAsyncHTTPClient", package: "NetworkCoreIntegrations"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "AllocatedBytes",
             ]),

@@ -206,14 +206,22 @@ public final class LoopbackServer: @unchecked Sendable {
         var request = URLRequest(url: url)
         request.httpMethod = String(requestLine[0])
         var contentLength = 0
+        var chunked = false
         for line in head.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
             let name = String(line[..<colon])
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             request.addValue(value, forHTTPHeaderField: name)
             if name.lowercased() == "content-length" { contentLength = Int(value) ?? 0 }
+            if name.lowercased() == "transfer-encoding" { chunked = value.lowercased().contains("chunked") }
         }
         let bodyStart = headerEnd! + 4
+        if chunked {
+            buffer.removeFirst(bodyStart)
+            guard let body = readChunkedBody(client, buffer: &buffer) else { return nil }
+            request.httpBody = body
+            return request
+        }
         while buffer.count - bodyStart < contentLength {
             if bodyReadPause > 0 { Thread.sleep(forTimeInterval: bodyReadPause) }
             let count = recv(client, &chunk, min(chunk.count, contentLength - (buffer.count - bodyStart)), 0)
@@ -223,6 +231,52 @@ public final class LoopbackServer: @unchecked Sendable {
         if contentLength > 0 { request.httpBody = Data(buffer[bodyStart..<bodyStart + contentLength]) }
         buffer.removeFirst(bodyStart + contentLength)
         return request
+    }
+
+    /// Reads a chunked request body (RFC 9112 §7.1) from the start of `buffer` on, receiving more as needed;
+    /// its trailer fields are read and dropped. `nil` if the connection closes first or the framing is bad.
+    private func readChunkedBody(_ client: Int32, buffer: inout [UInt8]) -> Data? {
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        /// Receives until `buffer` holds at least `count` bytes.
+        func fill(_ count: Int) -> Bool {
+            while buffer.count < count {
+                if bodyReadPause > 0 { Thread.sleep(forTimeInterval: bodyReadPause) }
+                let received = recv(client, &chunk, chunk.count, 0)
+                guard received > 0 else { return false }
+                buffer.append(contentsOf: chunk[0..<received])
+            }
+            return true
+        }
+        /// The next line, without its CRLF, taken out of `buffer`.
+        func line() -> String? {
+            var end = 0
+            while true {
+                while end + 1 < buffer.count {
+                    if buffer[end] == 13, buffer[end + 1] == 10 {
+                        let text = String(decoding: buffer[0..<end], as: UTF8.self)
+                        buffer.removeFirst(end + 2)
+                        return text
+                    }
+                    end += 1
+                }
+                guard buffer.count < 1 << 16, fill(buffer.count + 1) else { return nil }
+            }
+        }
+        var body = Data()
+        while true {
+            guard let sizeLine = line(), let size = Int(sizeLine.prefix { $0 != ";" }, radix: 16), size >= 0,
+                body.count + size <= 256 << 20
+            else { return nil }
+            if size == 0 {
+                while let trailer = line() {
+                    if trailer.isEmpty { return body }
+                }
+                return nil
+            }
+            guard fill(size + 2), buffer[size] == 13, buffer[size + 1] == 10 else { return nil }
+            body.append(contentsOf: buffer[0..<size])
+            buffer.removeFirst(size + 2)
+        }
     }
 
     /// Where the blank line that ends a request's head starts in `bytes`, looking from `start` on.

@@ -8,35 +8,6 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// A form sent to `url` (`/post` of httpbin unless given).
-struct FormEndpoint: Endpoint {
-    var baseURL = HTTPBin.url ?? "http://127.0.0.1:1"
-    var path = "/post"
-    var method: HTTPMethod = .post
-    let form: MultipartForm
-    var task: HTTPTask { .multipart(form) }
-}
-
-/// Splits a `multipart/form-data` body at `boundary` into its parts' header blocks and contents.
-func multipartParts(_ body: Data, boundary: String) -> [(headers: String, content: Data)]? {
-    let delimiter = Data("--\(boundary)".utf8)
-    var parts: [(String, Data)] = []
-    guard body.starts(with: delimiter) else { return nil }
-    var rest = body[(body.startIndex + delimiter.count)...]
-    while true {
-        if rest.starts(with: Data("--\r\n".utf8)) { return rest.count == 4 ? parts : nil }
-        guard rest.starts(with: Data("\r\n".utf8)), let blank = rest.range(of: Data("\r\n\r\n".utf8)) else {
-            return nil
-        }
-        let headers = String(decoding: rest[(rest.startIndex + 2)..<blank.lowerBound], as: UTF8.self)
-        guard let next = rest.range(of: Data("\r\n".utf8) + delimiter, in: blank.upperBound..<rest.endIndex) else {
-            return nil
-        }
-        parts.append((headers, Data(rest[blank.upperBound..<next.lowerBound])))
-        rest = rest[next.upperBound...]
-    }
-}
-
 @Suite("Multipart forms: encoding, boundaries, bad input, streaming from files", .timeLimit(.minutes(1)))
 struct MultipartTests {
     let pool = TaskPool(configuration: .init(transport: DrivenTransport()))
@@ -190,55 +161,4 @@ struct MultipartTests {
         }
         #expect(transport.count == 0)
     }
-}
-
-@Suite(
-    "Multipart forms against httpbin (real server on 127.0.0.1)",
-    .enabled(if: HTTPBin.url != nil, "NETWORKCORE_HTTPBIN_URL is not set; Scripts/test sets it"))
-struct HTTPBinMultipartTests {
-    let pool = TaskPool(configuration: .init(requestTimeout: 30))
-
-    struct Echo: Decodable, Sendable {
-        let form: [String: String]
-        let files: [String: String]
-        let headers: [String: String]
-    }
-
-    @Test("httpbin echoes the fields and files of a streamed form exactly, and no spool file is left")
-    func echoesStreamedForm() async throws {
-        let scratch = try ScratchDirectory()
-        defer { scratch.remove() }
-        let document = scratch.file("document.txt")
-        let text = String(repeating: "NetworkCore streams forms.\r\n--not a boundary\r\n", count: 5_000)
-        try Data(text.utf8).write(to: document)
-        let before = spoolFiles()
-        let form: MultipartForm = [
-            .text("title", "Fight Club"), .text("quote", "first rule\r\nsecond rule"),
-            .data("notes", Data("in memory".utf8), fileName: "notes.txt", contentType: "text/plain"),
-            .file("document", document, contentType: "text/plain"),
-        ]
-        let log = ProgressLog()
-        let response = try await pool.upload(FormEndpoint(form: form)) { log.append($0) }
-        let echo = try JSONDecoder().decode(Echo.self, from: response.body)
-        #expect(echo.form == ["title": "Fight Club", "quote": "first rule\r\nsecond rule"])
-        #expect(echo.files == ["notes": "in memory", "document": text])
-        #expect(echo.headers["Content-Type"]?.hasPrefix("multipart/form-data; boundary=NetworkCore-") == true)
-        #expect(log.values.last?.bytesSent == Int(echo.headers["Content-Length"] ?? ""))
-        #expect(await eventually { spoolFiles() == before })
-    }
-
-    @Test("httpbin echoes a form in memory")
-    func echoesInMemoryForm() async throws {
-        let echo = try await pool.send(
-            FormEndpoint(form: [.text("a", "1"), .text("b", "ü ✓")]), parser: DecodableParser<Echo>())
-        #expect(echo.form == ["a": "1", "b": "ü ✓"])
-        #expect(echo.files.isEmpty)
-    }
-}
-
-/// The spool files of stream uploads now in the temporary directory.
-func spoolFiles() -> Set<String> {
-    let names =
-        (try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)) ?? []
-    return Set(names.filter { $0.hasPrefix(".networkcore-upload-") })
 }

@@ -33,13 +33,6 @@ final class DrivenTransport: Transport, @unchecked Sendable {  // `lock` guards 
 }
 
 /// Progress values a callback received, from any thread.
-final class ProgressLog: @unchecked Sendable {  // `lock` guards `values`.
-    private let lock = NSLock()
-    private var stored: [TransferProgress] = []
-    func append(_ value: TransferProgress) { lock.withLock { stored.append(value) } }
-    var values: [TransferProgress] { lock.withLock { stored } }
-}
-
 @Suite(
     "Progress of a task: bytes each way, expected lengths, rate, the stream and the table", .timeLimit(.minutes(1)))
 struct ProgressTests {

@@ -29,27 +29,10 @@ func readmeExample() async throws {
 
 @Suite("README")
 struct ReadmeTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-
-    static func lines(_ text: some StringProtocol) -> [String] {
-        text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-    }
-
     @Test("the README's example is the one this file compiles")
     func readmeMatches() throws {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let blockStart = try #require(readme.range(of: "```swift\n"))
-        let blockEnd = try #require(readme[blockStart.upperBound...].range(of: "```"))
-        let shown = Self.lines(readme[blockStart.upperBound..<blockEnd.lowerBound]).filter {
-            $0 != "import NetworkCore"
-        }
-
-        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let begin = try #require(source.range(of: "// README-BEGIN\n"))
-        let end = try #require(source.range(of: "// README-END"))
-        let compiled = Self.lines(source[begin.upperBound..<end.lowerBound])
-
+        let shown = try #require(try DocSamples.blocks(inPage: "README.md").first).filter { $0 != "import NetworkCore" }
+        let compiled = try #require(try DocSamples.compiled(in: #filePath, marker: "README"))
         #expect(compiled.count >= 10)
         #expect(shown == compiled)
     }

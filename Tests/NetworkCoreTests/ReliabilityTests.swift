@@ -86,125 +86,14 @@ enum ProcessMemory {
     }
 }
 
-/// What the fault server does to request `index`: decided by the index alone, so the test knows.
-enum Fault: String, CaseIterable, Sendable {
-    case ok, unavailable, cutOff, slow, malformed
-
-    static func of(_ index: Int) -> Fault {
-        switch (index &* 2_654_435_761) % 100 {
-        case 0..<10: .unavailable  // 10% 503
-        case 10..<15: .cutOff  // 5% connection closed mid-body
-        case 15..<20: .slow  // 5% slower than the request timeout
-        case 20..<24: .malformed  // 4% malformed JSON
-        default: .ok
-        }
-    }
-
-    /// Whether request `index` is also cancelled by id at a random moment: 3%, spread over every fault (a hash of
-    /// the index's own, since the fault depends on the index modulo 100 alone).
-    static func isCancelled(_ index: Int) -> Bool { (((index &* 2_654_435_761) & 0xFFFF_FFFF) >> 16) % 100 < 3 }
-
-    static let requestTimeout: TimeInterval = 2
-
-    func reply(for index: Int) -> LoopbackServer.Reply {
-        let body = #"{"index": \#(index), "payload": "\#(String(repeating: "x", count: 400))"}"#
-        return switch self {
-        case .ok: .respond(.json(body))
-        case .unavailable: .respond(.json(#"{"message": "try later"}"#, statusCode: 503))
-        case .cutOff: .closeMidBody(.json(body + String(repeating: " ", count: 4_000)))
-        case .slow: .delayed(Self.requestTimeout + 1, .json(body))
-        case .malformed: .respond(.json(#"{"index": \#(index), "payload": tru"#))
-        }
-    }
-}
-
-struct Indexed: Decodable, Sendable { let index: Int }
-
-/// How a send ended, in the fault's terms.
-func classify(_ result: Result<Indexed, NetworkError>, index: Int) -> String {
-    switch result {
-    case .success(let value): return value.index == index ? "ok" : "wrong body \(value.index)"
-    case .failure(let error):
-        switch error {
-        case .cancelled: return "cancelled"
-        case .httpStatus(let response) where response.statusCode == 503: return "unavailable"
-        case .timedOut: return "slow"
-        case .transport: return "cutOff"
-        case .decodingFailed: return "malformed"
-        default: return "unexpected \(error)"
-        }
-    }
-}
-
-@Suite("Reliability: load with faults, server restart", .serialized)
+@Suite("Reliability: load with faults over URLSession, memory", .serialized)
 struct ReliabilityTests {
-    /// Calls `launch` for each index in order, which adds that index's work to the group, and keeps at
-    /// most `inFlight` launches' worth of child tasks running: the next index is launched each time a child ends.
-    static func launchBounded(
-        _ indices: Range<Int>, inFlight: Int, _ launch: (inout TaskGroup<Void>, Int) -> Void
-    ) async {
-        await withTaskGroup(of: Void.self) { group in
-            var next = indices.lowerBound
-            while next < indices.upperBound, next - indices.lowerBound < inFlight {
-                launch(&group, next)
-                next += 1
-            }
-            while await group.next() != nil {
-                if next < indices.upperBound {
-                    launch(&group, next)
-                    next += 1
-                }
-            }
-        }
-    }
-
-    /// Sends requests `indices` through `pool`, at most `inFlight` at a time, cancelling the chosen ones by id.
-    /// `landed`, if given, collects the indices whose cancel reached a running task (`cancel(id:)` returned true).
-    static func run(
-        _ indices: Range<Int>, pool: TaskPool, baseURL: String, inFlight: Int, landed: Locked<Set<Int>>? = nil
-    ) async
-        -> [Int: [String]]
-    {
-        let outcomes = Locked<[Int: [String]]>([:])
-        await launchBounded(indices, inFlight: inFlight) { group, index in
-            group.addTask {
-                let endpoint = TestEndpoint(baseURL: baseURL, path: "r/\(index)", timeout: Fault.requestTimeout)
-                let result: Result<Indexed, NetworkError>
-                do {
-                    result = .success(
-                        try await pool.send(endpoint, parser: DecodableParser<Indexed>(), id: "r\(index)"))
-                } catch {
-                    result = .failure(error as? NetworkError ?? .transport(error))
-                }
-                outcomes.withLock { $0[index, default: []].append(classify(result, index: index)) }
-            }
-            if Fault.isCancelled(index) {
-                group.addTask {
-                    // At a random moment in the first 20 ms after the task is registered (or has ended): without
-                    // waiting for it, nearly every cancel came after its task had ended (1 in 1,200 landed). The
-                    // wait ends as soon as either happens; its bound is only against a hang.
-                    _ = await eventually(within: 30) {
-                        pool.task(id: "r\(index)") != nil || outcomes.withLock { $0[index] != nil }
-                    }
-                    try? await Task.sleep(nanoseconds: UInt64.random(in: 0...20_000_000))
-                    if pool.cancel(id: "r\(index)") { landed?.withLock { _ = $0.insert(index) } }
-                }
-            }
-        }
-        return outcomes.withLock { $0 }
-    }
-
     @Test("20,000 requests with 256 in flight against a faulty server: each ends once, as its fault says")
     func loadWithFaults() async throws {
         // Connections are kept alive, as real servers keep them, except those the fault cuts off. With a new
         // connection (and a server thread) for every request, the test took 130–137 s, most of it setting up
         // connections on both sides; kept alive, 52 s.
-        let server = try LoopbackServer(
-            recordsRequests: false, keepsAlive: true,
-            faults: { request in
-                let index = Int(request.url!.lastPathComponent) ?? -1
-                return Fault.of(index).reply(for: index)
-            })
+        let server = try FaultLoad.server()
         defer { server.stop() }
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = 256
@@ -217,7 +106,7 @@ struct ReliabilityTests {
         // connections, the allocator's arenas) before memory is measured, as in `poolMemory`. After 3,000
         // requests it had not: the run then grew resident memory by 13–23% and the level before was 50–51 MiB;
         // after this warm-up it is 56–59 MiB, and the run grows it by 2–7%.
-        let warmUp = await Self.run(100_000..<120_000, pool: pool, baseURL: server.baseURL, inFlight: 256)
+        let warmUp = await FaultLoad.run(100_000..<120_000, pool: pool, baseURL: server.baseURL, inFlight: 256)
         #expect(warmUp.count == 20_000)
         let before = ProcessMemory.Reading()
 
@@ -226,12 +115,12 @@ struct ReliabilityTests {
         let tally: [String: Int]
         do {  // the test's own record of outcomes is gone before memory is measured again
             let landed = Locked<Set<Int>>([])
-            let outcomes = await Self.run(
+            let outcomes = await FaultLoad.run(
                 0..<total, pool: pool, baseURL: server.baseURL, inFlight: 256, landed: landed)
             #expect(outcomes.count == total)
             #expect(outcomes.values.allSatisfy { $0.count == 1 }, "a send ended more than once")
             let mismatches: [String]
-            (mismatches, tally) = Self.check(outcomes)
+            (mismatches, tally) = FaultLoad.check(outcomes)
             #expect(mismatches.isEmpty, "\(mismatches.count) mismatches, e.g. \(mismatches.prefix(5))")
             // A cancel that reached its running task ends it as cancelled, whatever its fault. Whether a cancel
             // lands in time is the test's scheduling, not the pool's: a slow answer comes after the request
@@ -284,11 +173,11 @@ struct ReliabilityTests {
                     }
                 }, duplicatePolicy: .reject, resourceTimeout: 600, stallThreshold: 600))
         // Warm up with as many requests as the run, so the heap has the shape the run needs before it is measured.
-        _ = await Self.run(100_000..<120_000, pool: pool, baseURL: "https://stub.example", inFlight: 256)
+        _ = await FaultLoad.run(100_000..<120_000, pool: pool, baseURL: "https://stub.example", inFlight: 256)
         let before = ProcessMemory.Reading()
         do {  // the test's own record of outcomes is gone before memory is measured again
-            let outcomes = await Self.run(0..<20_000, pool: pool, baseURL: "https://stub.example", inFlight: 256)
-            let (mismatches, _) = Self.check(outcomes)
+            let outcomes = await FaultLoad.run(0..<20_000, pool: pool, baseURL: "https://stub.example", inFlight: 256)
+            let (mismatches, _) = FaultLoad.check(outcomes)
             #expect(outcomes.count == 20_000)
             #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
         }
@@ -320,7 +209,7 @@ struct ReliabilityTests {
             defer { session.finishTasksAndInvalidate() }
             func send(_ indices: Range<Int>) async -> Int {
                 let succeeded = Locked(0)
-                await Self.launchBounded(indices, inFlight: 64) { group, index in
+                await FaultLoad.launchBounded(indices, inFlight: 64) { group, index in
                     let url = URL(string: "\(server.baseURL)/plain/\(index)")!
                     group.addTask {
                         if (try? await session.data(from: url))?.0.isEmpty == false { succeeded.withLock { $0 += 1 } }
@@ -343,55 +232,4 @@ struct ReliabilityTests {
         }
     #endif
 
-    /// Outcomes that do not match their request's fault, and a count of each outcome.
-    static func check(_ outcomes: [Int: [String]]) -> (mismatches: [String], tally: [String: Int]) {
-        var mismatches: [String] = []
-        var tally: [String: Int] = [:]
-        for (index, results) in outcomes {
-            let outcome = results[0]
-            tally[outcome, default: 0] += 1
-            let expected = Fault.of(index).rawValue
-            if outcome != expected, !(outcome == "cancelled" && Fault.isCancelled(index)) {
-                mismatches.append("#\(index): expected \(expected), got \(outcome)")
-            }
-        }
-        return (mismatches, tally)
-    }
-
-    @Test("the server is killed mid-run and restarted: with a retry policy every request recovers or fails typed")
-    func serverRestart() async throws {
-        let handler: LoopbackServer.FaultHandler = { request in
-            .delayed(0.3, .json(#"{"index": \#(Int(request.url!.lastPathComponent) ?? -1)}"#))
-        }
-        let first = try LoopbackServer(faults: handler)
-        let port = first.port
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = 64
-        let pool = TaskPool(
-            configuration: .init(
-                transport: URLSessionTransport(configuration: configuration), resourceTimeout: 20,
-                interceptors: [RetryPolicy(maximumAttempts: 8, baseDelay: 0.2, maximumDelay: 1)]))
-        let restarted = Locked<LoopbackServer?>(nil)
-        let chaos = Task {
-            try? await Task.sleep(nanoseconds: 500_000_000)
-            first.kill()
-            try? await Task.sleep(nanoseconds: 700_000_000)
-            restarted.withLock { $0 = try? LoopbackServer(port: port, faults: handler) }
-        }
-        let started = Date()
-        let outcomes = await Self.run(0..<300, pool: pool, baseURL: first.baseURL, inFlight: 64)
-        await chaos.value
-        defer { restarted.withLock { $0?.stop() } }
-        #expect(restarted.withLock { $0 != nil }, "could not restart on port \(port)")
-        #expect(outcomes.count == 300)
-        #expect(outcomes.values.allSatisfy { $0.count == 1 })
-        let tally = outcomes.values.reduce(into: [String: Int]()) { $0[$1[0], default: 0] += 1 }
-        #expect(tally.keys.allSatisfy { ["ok", "cutOff", "slow", "cancelled"].contains($0) }, "\(tally)")
-        #expect(tally["ok", default: 0] > 150, "\(tally)")
-        #expect(Date().timeIntervalSince(started) < 60)
-        #expect(pool.activeTasks.isEmpty)
-        print(
-            "restart: \(tally.sorted { $0.key < $1.key }) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s"
-        )
-    }
 }

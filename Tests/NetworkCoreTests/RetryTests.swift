@@ -294,27 +294,3 @@ struct DeadlineEndpoint: Endpoint {
     var path = "slow"
     var resourceTimeout: TimeInterval?
 }
-
-@Suite("A connection lost mid-body")
-struct MidBodyTests {
-    @Test("over real loopback HTTP it is networkConnectionLost, and RetryPolicy retries it")
-    func lostMidBodyIsRetried() async throws {
-        let attempts = Counter()
-        let body = StubResponse(body: Data(repeating: 0x61, count: 8_000))
-        let server = try LoopbackServer(port: 0) { _ in
-            attempts.increment() <= 2 ? .closeMidBody(body) : .respond(body)
-        }
-        defer { server.stop() }
-        let plain = TaskPool()
-        do {
-            _ = try await plain.send(TestEndpoint(baseURL: server.baseURL, path: "cut"))
-            Issue.record("a cut body was accepted")
-        } catch {
-            #expect(error.urlError?.code == .networkConnectionLost, "\(error)")
-        }
-        let retrying = TaskPool(configuration: .init(interceptors: [RetryPolicy(baseDelay: 0.01)]))
-        let response = try await retrying.send(TestEndpoint(baseURL: server.baseURL, path: "cut"))
-        #expect(response.body.count == 8_000)
-        #expect(attempts.count == 3)  // the plain pool's cut; the retrying pool's cut, then its retry answered
-    }
-}

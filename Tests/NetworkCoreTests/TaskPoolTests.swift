@@ -483,19 +483,6 @@ struct TaskPoolTests {
     }
 }
 
-/// Whether a result failed with ``NetworkError/cancelled``.
-func isCancelled<Value>(_ result: Result<Value, any Error>) -> Bool {
-    if case .failure(let error as NetworkError) = result { return error.isCancelled }
-    return false
-}
-
-extension Result {
-    var failureValue: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
-    }
-}
-
 /// A task executor that runs jobs on a serial queue of its own, so a test can tell whether code ran there.
 final class QueueTaskExecutor: TaskExecutor {
     private static let key = DispatchSpecificKey<Bool>()

@@ -110,18 +110,8 @@ func transfersGuide() async throws {
 struct TransfersGuideTests {
     @Test("the guide's samples are the ones this file compiles")
     func guideMatches() throws {
-        let guide = try String(
-            contentsOf: ReadmeTests.root.appendingPathComponent("Docs/Transfers.md"), encoding: .utf8)
-        var shown: [String] = []
-        var rest = guide[...]
-        while let start = rest.range(of: "```swift\n"), let end = rest[start.upperBound...].range(of: "```") {
-            shown += ReadmeTests.lines(rest[start.upperBound..<end.lowerBound])
-            rest = rest[end.upperBound...]
-        }
-        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let begin = try #require(source.range(of: "// GUIDE-BEGIN\n"))
-        let end = try #require(source.range(of: "// GUIDE-END"))
-        let compiled = ReadmeTests.lines(source[begin.upperBound..<end.lowerBound])
+        let shown = try DocSamples.blocks(inPage: "Docs/Transfers.md").flatMap { $0 }
+        let compiled = try #require(try DocSamples.compiled(in: #filePath, marker: "GUIDE"))
         #expect(compiled.count >= 40)
         #expect(shown == compiled)
     }

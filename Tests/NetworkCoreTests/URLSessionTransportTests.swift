@@ -88,64 +88,6 @@ struct URLSessionTransportTests {
 
 @Suite("URLSessionTransport (loopback HTTP server)")
 struct URLSessionTransportLoopbackTests {
-    @Test(
-        "a 401 with a WWW-Authenticate challenge arrives as that 401, body and all, and does not hang",
-        arguments: [
-            #"Basic realm="api""#, #"Bearer realm="api", error="invalid_token""#, #"Bearer error="invalid_token""#,
-        ]
-    )
-    func challengeArrivesAsResponse(challenge: String) async throws {
-        let body = Data(#"{"code":7,"message":"Invalid API key"}"#.utf8)
-        let server = try LoopbackServer { _ in
-            StubResponse(
-                statusCode: 401, headers: ["WWW-Authenticate": challenge, "Content-Type": "application/json"],
-                body: body)
-        }
-        defer { server.stop() }
-        // The deadline only bounds the test: without the fix the task never ends.
-        let pool = TaskPool(
-            configuration: .init(transport: URLSessionTransport(configuration: .ephemeral), resourceTimeout: 10))
-        let started = Date()
-        await #expect {
-            _ = try await pool.send(TestEndpoint(baseURL: server.baseURL, path: "/secret"))
-        } throws: { error in
-            guard case NetworkError.httpStatus(let response) = error else { return false }
-            return response.statusCode == 401 && response.body == body && response.serverCode == 7
-        }
-        #expect(isSlowRun || Date().timeIntervalSince(started) < 5)
-        #expect(pool.activeTasks.isEmpty)
-    }
-
-    @Test(
-        "a body arrives whole, byte for byte, whether in one piece or many, with its length announced",
-        arguments: [1_000, 1_500_000])
-    func bodyArrivesWhole(size: Int) async throws {
-        // Bytes that differ from piece to piece, so a piece lost, repeated or out of order shows: a pattern
-        // of a prime length (1,021 bytes), repeated. Copied, not computed, byte by byte: computing 1.5 MB
-        // one byte at a time took most of a second in a debug build, beside timing-sensitive tests.
-        let pattern = Data((0..<1_021).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) })
-        var repeated = Data(capacity: size)
-        while repeated.count < size { repeated.append(pattern.prefix(size - repeated.count)) }
-        let body = repeated
-        let server = try LoopbackServer(recordsRequests: false) { _ in .respond(StubResponse(body: body)) }
-        defer { server.stop() }
-        let pieces = Locked(0)
-        let context = TransportContext(taskID: "t") { progress in
-            if case .bytes = progress { pieces.withLock { $0 += 1 } }
-        }
-        let request = try TestEndpoint(baseURL: server.baseURL, path: "/body").urlRequest()
-        let (received, response) = try await URLSessionTransport(configuration: .ephemeral).send(
-            request, context: context)
-        #expect(response.statusCode == 200)
-        #expect(response.expectedContentLength == Int64(size))
-        #expect(received.count == size)
-        // A Bool, not `received == body` in the macro, whose failure message would diff 1.5 MB byte by byte.
-        let same = received == body
-        #expect(
-            same, "first difference at byte \(zip(received, body).enumerated().first { $1.0 != $1.1 }?.offset ?? -1)")
-        #expect(size > 100_000 ? pieces.withLock { $0 } > 1 : pieces.withLock { $0 } == 1)
-    }
-
     /// How a running task is ended in ``endingReachesTheSession(_:)``.
     enum Ending: String, CaseIterable, Sendable {
         case cancelByID, callerCancelled, deadline
@@ -183,46 +125,6 @@ struct URLSessionTransportLoopbackTests {
         #expect(pool.activeTasks.isEmpty)
         // The request itself stops, long before the server's answer in 60 s.
         #expect(await eventually { await runningTasks(of: transport.session) == 0 })
-    }
-
-    @Test("the caller that started a send is cancelled; a caller that joined it still gets the answer")
-    func joinedCallerOutlivesTheStarter() async throws {
-        let body = Data(#"{"ok":true}"#.utf8)
-        // Answered after the cancel below (long enough for the steps before it on a loaded machine); the only
-        // request the server sees, however many callers wait.
-        let server = try LoopbackServer { _ in .delayed(2 * slowRunScale, StubResponse(body: body)) }
-        defer { server.stop() }
-        // The deadline only bounds the test, should the answer be lost with the starter.
-        let pool = TaskPool(
-            configuration: .init(
-                transport: URLSessionTransport(configuration: .ephemeral), resourceTimeout: 10 * slowRunScale))
-        let endpoint = TestEndpoint(baseURL: server.baseURL, path: "/shared")
-        let starter = Task { try await pool.send(endpoint, id: "shared") }
-        #expect(await eventually { pool.task(id: "shared")?.phase == .sending })
-        let task = try #require(pool.task(id: "shared"))
-        // The starter waits as the one to finish the task (it adds itself as a waiter just after the
-        // transfer starts, so wait for it); a caller of the same call joins it.
-        #expect(
-            await eventually {
-                task.lock.withLock { task.storage.machine.waiters.count { $0.resumer.isFinisher } } == 1
-            })
-        let joined = Task { try await pool.send(endpoint, id: "shared") }
-        #expect(await eventually { task.lock.withLock { task.storage.machine.waiters.count } == 2 })
-        starter.cancel()
-        guard case .failure(NetworkError.cancelled) = await starter.result else {
-            Issue.record("the cancelled starter ended with \(await starter.result)")
-            return
-        }
-        #expect(pool.task(id: "shared") === task)  // still running for the caller that joined
-        let response = try await joined.value
-        #expect(response.statusCode == 200)
-        #expect(response.body == body)
-        #expect(task.state == .completed)
-        #expect(pool.activeTasks.isEmpty)
-        #expect(server.requests.count == 1)
-        let attempt = try #require(task.timings.attempts.first)
-        #expect(attempt.statusCode == 200)
-        #expect(attempt.bytesReceived == body.count)
     }
 
     /// How many of the session's tasks are running.

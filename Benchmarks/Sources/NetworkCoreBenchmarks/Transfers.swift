@@ -3,6 +3,7 @@
 // (the EventStream executable, which counts allocations).
 import Foundation
 import NetworkCore
+import NetworkCoreAsyncHTTPClient
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -113,7 +114,8 @@ func makeSourceFile(at url: URL, megabytes: Int) throws {
 }
 
 /// The transfers suite: for `--transfer-mb` MiB (1,024 unless told), in `repetitions` rounds, each of curl
-/// and NetworkCore (pool over `URLSessionTransport`) downloads the file to disk and uploads it back,
+/// and NetworkCore (a pool over `URLSessionTransport`, and one over `AsyncHTTPClientTransport`) downloads
+/// the file to disk and uploads it back,
 /// taking turns in an order that alternates by round. Reports throughput, the ratio to curl, and the
 /// resident memory NetworkCore's process grew by during each transfer.
 func transfers(_ options: Options) async throws -> [Row] {
@@ -133,6 +135,8 @@ func transfers(_ options: Options) async throws -> [Row] {
     let destination = scratch.appendingPathComponent("big.bin")
     let pool = TaskPool(configuration: .init(transport: URLSessionTransport()))
     let chunkedPool = TaskPool(configuration: .init(transport: URLSessionTransport(fileUploads: .chunked)))
+    let nioTransport = AsyncHTTPClientTransport()
+    let nioPool = TaskPool(configuration: .init(transport: nioTransport))
     let curl = "/usr/bin/curl"
 
     enum Direction: String, CaseIterable { case download, upload }
@@ -141,6 +145,7 @@ func transfers(_ options: Options) async throws -> [Row] {
         case urlSession = "URLSession"
         case networkCore = "NetworkCore"
         case chunked = "NetworkCore, chunked"
+        case asyncHTTPClient = "NetworkCore/AHC"
 
         /// Who takes part: raw URLSession in downloads (the least FoundationNetworking does), a chunked
         /// body in uploads.
@@ -178,21 +183,22 @@ func transfers(_ options: Options) async throws -> [Row] {
                 case (.urlSession, _):
                     let status = try await RawDownload().download(URL(string: url)!, to: destination)
                     precondition(status == 200, "URLSession download: status \(status)")
-                case (.networkCore, .download), (.chunked, .download):
+                case (.networkCore, .download), (.chunked, .download), (.asyncHTTPClient, .download):
                     let before = currentResident()
                     let (response, peak) = try await peakResident {
-                        try await pool.download(
+                        try await (side == .asyncHTTPClient ? nioPool : pool).download(
                             TransferEndpoint(baseURL: options.baseURL, path: "transfer/big.bin"), to: destination)
                     }
                     precondition(response.statusCode == 200, "download: status \(response.statusCode)")
                     growth[key, default: []].append(peak - before)
-                case (.networkCore, .upload), (.chunked, .upload):
+                case (.networkCore, .upload), (.chunked, .upload), (.asyncHTTPClient, .upload):
                     let before = currentResident()
                     let endpoint = TransferEndpoint(
                         baseURL: options.baseURL, path: "upload/\(name)", method: .put,
                         task: .file(source, contentType: "application/octet-stream"))
                     let (response, peak) = try await peakResident {
-                        try await (side == .chunked ? chunkedPool : pool).send(endpoint)
+                        try await (side == .chunked ? chunkedPool : side == .asyncHTTPClient ? nioPool : pool).send(
+                            endpoint)
                     }
                     precondition((200..<300).contains(response.statusCode), "upload: status \(response.statusCode)")
                     growth[key, default: []].append(peak - before)
@@ -218,6 +224,7 @@ func transfers(_ options: Options) async throws -> [Row] {
     try? FileManager.default.removeItem(at: source)
     try? FileManager.default.removeItem(at: destination)
 
+    try await nioTransport.shutdown()
     print("direction  client                MB/s (min/median/max)   ×curl (min/median/max)   resident growth, MB (max)")
     var rows: [Row] = []
     for direction in Direction.allCases {

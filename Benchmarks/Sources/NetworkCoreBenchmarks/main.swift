@@ -3,6 +3,7 @@
 import AsyncHTTPClient
 import Foundation
 import NetworkCore
+import NetworkCoreAsyncHTTPClient
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -245,7 +246,7 @@ final class Clients: Sendable {
     let pool: TaskPool
     let nioPool: TaskPool
     let transport: URLSessionTransport
-    let http: HTTPClient
+    let nioTransport: AsyncHTTPClientTransport
     let baseURL: String
 
     init(baseURL: String) {
@@ -256,11 +257,10 @@ final class Clients: Sendable {
         session = URLSession(configuration: configuration)
         pool = TaskPool(configuration: .init(transport: URLSessionTransport(configuration: configuration)))
         transport = URLSessionTransport(configuration: configuration)
-        var nio = HTTPClient.Configuration()
+        var nio = AsyncHTTPClientTransport.defaultConfiguration
         nio.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
-        http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: nio)
-        nioPool = TaskPool(
-            configuration: .init(transport: AsyncHTTPClientTransport(client: http, timeout: .seconds(30))))
+        nioTransport = AsyncHTTPClientTransport(configuration: nio)
+        nioPool = TaskPool(configuration: .init(transport: nioTransport))
     }
 
     func call(_ client: Client, _ payload: Payload, index: Int) async throws {
@@ -523,7 +523,7 @@ if options.suites.contains("transfers") {
     precondition(!options.www.isEmpty, "the transfers suite needs --www, nginx's document root")
     rows += try await transfers(options)
 }
-try await clients.http.shutdown().get()
+try await clients.nioTransport.shutdown()
 let encoder = JSONEncoder()
 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
 let output = URL(fileURLWithPath: options.output)

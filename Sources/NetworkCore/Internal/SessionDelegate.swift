@@ -207,10 +207,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         guard let (entry, hop) = entry, let previous = task.currentRequest ?? task.originalRequest else {
             return completionHandler(nil)
         }
-        let policy = entry.events.redirectPolicy
-        guard policy.allows(hop: hop, from: previous.url, to: request.url) else { return completionHandler(nil) }
+        guard
+            let next = entry.events.redirectPolicy.request(
+                forHop: hop, after: previous, statusCode: response.statusCode, to: request.url)
+        else { return completionHandler(nil) }
         entry.events.redirected(statusCode: response.statusCode, to: request.url)
-        let next = RedirectPolicy.nextRequest(after: previous, statusCode: response.statusCode, proposed: request)
         #if canImport(FoundationNetworking)
             // FoundationNetworking sends a followed redirect without a body: a 307 or 308 that keeps one is
             // not followed by it, but sent again as a task of its own once this one has ended.

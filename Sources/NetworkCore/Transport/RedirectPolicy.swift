@@ -62,6 +62,24 @@ public struct RedirectPolicy: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// For a transport that follows redirects itself: the request to send for redirect number `hop`
+    /// (from 1) of `previous`, answered with `statusCode` and a `Location` that resolves to `target`, or
+    /// `nil` when this policy does not follow it (the answer is then the 3xx itself).
+    ///
+    /// The method and body change as the status says, and credentials stay behind when the origin
+    /// changes (see ``RedirectPolicy``). When the method is kept (307, 308) the body is to be sent
+    /// again: a transport that cannot send its body a second time (a stream) does not follow.
+    /// Report each hop it follows with ``TransportEvents/redirected(statusCode:to:)``.
+    /// ```swift
+    /// if let next = events.redirectPolicy.request(forHop: hops + 1, after: request, statusCode: 302, to: location) {
+    ///     events.redirected(statusCode: 302, to: next.url)
+    /// }
+    /// ```
+    public func request(forHop hop: Int, after previous: URLRequest, statusCode: Int, to target: URL?) -> URLRequest? {
+        guard let target, allows(hop: hop, from: previous.url, to: target) else { return nil }
+        return Self.nextRequest(after: previous, statusCode: statusCode, to: target)
+    }
+
     /// Scheme, host and port (the scheme's default when none is written), lowercased: what a credential is
     /// scoped to. `nil` for a URL without scheme or host.
     static func origin(of url: URL?) -> String? {
@@ -72,12 +90,12 @@ public struct RedirectPolicy: Hashable, Sendable, CustomStringConvertible {
         return "\(scheme)://\(host):\(port)"
     }
 
-    /// The request to send for a redirect with `statusCode` from `previous`, given `proposed` (the platform's
-    /// own next request, whose method, body and headers are not trusted): method and body by the status,
-    /// credentials dropped when the origin changes.
-    static func nextRequest(after previous: URLRequest, statusCode: Int, proposed: URLRequest) -> URLRequest {
+    /// The request to send for a redirect with `statusCode` from `previous` to `url` (a platform's own next
+    /// request is not trusted with method, body or headers): method and body by the status, credentials
+    /// dropped when the origin changes.
+    static func nextRequest(after previous: URLRequest, statusCode: Int, to url: URL) -> URLRequest {
         var next = previous
-        next.url = proposed.url
+        next.url = url
         let method = (previous.httpMethod ?? "GET").uppercased()
         switch statusCode {
         case 307, 308:

@@ -84,7 +84,6 @@ struct HTTPBinAvailabilityTests {
         if: HTTPBin.url != nil,
         "\(HTTPBin.environmentKey) is not set; Scripts/test starts httpbin and sets it"))
 struct HTTPBinTests {
-    let pool = TaskPool(configuration: .init(requestTimeout: 15))
 
     struct Echo: Decodable, Sendable {
         let args: [String: Arg]?
@@ -116,8 +115,9 @@ struct HTTPBinTests {
         }
     }
 
-    @Test("GET echoes every query value exactly as sent")
-    func queryEcho() async throws {
+    @Test("GET echoes every query value exactly as sent", arguments: TransportUnderTest.all)
+    func queryEcho(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool(.init(requestTimeout: 15))
         let parameters: Parameters = ["q": "a b&c=d+e/f?", "name": "Amélie 東京", "ids": [1, 2], "adult": false]
         let echo = try await pool.send(HTTPBinEndpoint.get(parameters), parser: DecodableParser<Echo>())
         #expect(echo.args?["q"] == .one("a b&c=d+e/f?"))
@@ -126,8 +126,9 @@ struct HTTPBinTests {
         #expect(echo.args?["adult"] == .one("false"))
     }
 
-    @Test("POST JSON is echoed as JSON")
-    func postJSON() async throws {
+    @Test("POST JSON is echoed as JSON", arguments: TransportUnderTest.all)
+    func postJSON(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool(.init(requestTimeout: 15))
         let echo = try await pool.send(
             HTTPBinEndpoint.postJSON(["title": "Fight Club", "year": 1999, "seen": true]),
             parser: DecodableParser<Echo>())
@@ -137,8 +138,9 @@ struct HTTPBinTests {
         #expect(echo.headers?["Content-Type"] == "application/json")
     }
 
-    @Test("POST form is echoed as form fields")
-    func postForm() async throws {
+    @Test("POST form is echoed as form fields", arguments: TransportUnderTest.all)
+    func postForm(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool(.init(requestTimeout: 15))
         let echo = try await pool.send(
             HTTPBinEndpoint.postForm(["user": "ana maria", "note": "1+1=2 & more"]), parser: DecodableParser<Echo>())
         #expect(echo.form?["user"] == .one("ana maria"))
@@ -146,15 +148,17 @@ struct HTTPBinTests {
         #expect(echo.headers?["Content-Type"]?.hasPrefix("application/x-www-form-urlencoded") == true)
     }
 
-    @Test("the pool's default headers reach the server")
-    func defaultHeaders() async throws {
+    @Test("the pool's default headers reach the server", arguments: TransportUnderTest.all)
+    func defaultHeaders(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool(.init(requestTimeout: 15))
         let echo = try await pool.send(HTTPBinEndpoint.headers, parser: DecodableParser<Echo>())
         #expect(echo.headers?["User-Agent"] == "NetworkCore/\(LibraryVersion.current)")
         #expect(echo.headers?["Accept"] == "application/json")
     }
 
-    @Test("/status/503 is an HTTP error with status 503")
-    func status503() async throws {
+    @Test("/status/503 is an HTTP error with status 503", arguments: TransportUnderTest.all)
+    func status503(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool(.init(requestTimeout: 15))
         do {
             _ = try await pool.send(HTTPBinEndpoint.status(503))
             Issue.record("503 was accepted")
@@ -168,8 +172,11 @@ struct HTTPBinTests {
         }
     }
 
-    @Test("/delay/3 cancelled by id within 200 ms ends as cancelled, long before the server answers")
-    func cancelDelay() async throws {
+    @Test(
+        "/delay/3 cancelled by id within 200 ms ends as cancelled, long before the server answers",
+        arguments: TransportUnderTest.all)
+    func cancelDelay(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool(.init(requestTimeout: 15))
         let started = Date()
         let caller = Task { try await pool.send(HTTPBinEndpoint.delay(seconds: 3), id: "slow") }
         // Cancel as soon as the task is registered (well within 200 ms on an idle machine).
@@ -181,8 +188,9 @@ struct HTTPBinTests {
         #expect(pool.activeTasks.isEmpty)
     }
 
-    @Test("a 1 s request timeout on /delay/3 is a timeout error")
-    func timeout() async throws {
+    @Test("a 1 s request timeout on /delay/3 is a timeout error", arguments: TransportUnderTest.all)
+    func timeout(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool(.init(requestTimeout: 15))
         let started = Date()
         do {
             _ = try await pool.send(HTTPBinEndpoint.delay(seconds: 3, timeout: 1))
@@ -195,21 +203,24 @@ struct HTTPBinTests {
         #expect(isSlowRun || Date().timeIntervalSince(started) < 2.9)
     }
 
-    @Test("/redirect/3 is followed to /get")
-    func redirects() async throws {
+    @Test("/redirect/3 is followed to /get", arguments: TransportUnderTest.all)
+    func redirects(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool(.init(requestTimeout: 15))
         let response = try await pool.send(HTTPBinEndpoint.redirect(times: 3))
         #expect(response.statusCode == 200)
         #expect(response.url?.path == "/get")
     }
 
-    @Test("/gzip is decoded")
-    func gzip() async throws {
+    @Test("/gzip is decoded", arguments: TransportUnderTest.all)
+    func gzip(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool(.init(requestTimeout: 15))
         let echo = try await pool.send(HTTPBinEndpoint.gzip, parser: DecodableParser<Echo>())
         #expect(echo.gzipped == true)
     }
 
-    @Test("/bearer is 401 without a token and 200 with one")
-    func bearer() async throws {
+    @Test("/bearer is 401 without a token and 200 with one", arguments: TransportUnderTest.all)
+    func bearer(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool(.init(requestTimeout: 15))
         do {
             _ = try await pool.send(HTTPBinEndpoint.bearer(token: nil))
             Issue.record("no token was accepted")
@@ -219,8 +230,9 @@ struct HTTPBinTests {
         #expect(try await pool.send(HTTPBinEndpoint.bearer(token: "abc")).statusCode == 200)
     }
 
-    @Test("100 concurrent sends give 100 results and leave no active task")
-    func concurrent() async throws {
+    @Test("100 concurrent sends give 100 results and leave no active task", arguments: TransportUnderTest.all)
+    func concurrent(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool(.init(requestTimeout: 15))
         let results = await withTaskGroup(of: Int?.self) { group in
             for index in 0..<100 {
                 group.addTask {

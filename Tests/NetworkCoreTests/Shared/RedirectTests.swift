@@ -57,12 +57,14 @@ struct RedirectTests {
         "X-Trace": "t-1",
     ]
 
-    @Test("credentials stay behind when a redirect goes to another origin; other headers follow")
-    func crossOriginStripsCredentials() async throws {
+    @Test(
+        "credentials stay behind when a redirect goes to another origin; other headers follow",
+        arguments: TransportUnderTest.all)
+    func crossOriginStripsCredentials(_ transport: TransportUnderTest) async throws {
         let (a, b) = (try Self.server(), try Self.server())
         defer { a.stop(); b.stop() }
         let logger = InMemoryLogger()
-        let pool = TaskPool(configuration: .init(logger: logger))
+        let pool = transport.pool(.init(logger: logger))
         let response = try await pool.send(
             TestEndpoint(baseURL: a.baseURL, path: Self.path(302, to: b.baseURL + "/echo"), headers: Self.credentials))
         let echo = try Self.echo(response)
@@ -75,11 +77,11 @@ struct RedirectTests {
         #expect(logger.events(.redirected).first?.redirectURL == b.baseURL + "/echo")
     }
 
-    @Test("within one origin, credentials follow")
-    func sameOriginKeepsCredentials() async throws {
+    @Test("within one origin, credentials follow", arguments: TransportUnderTest.all)
+    func sameOriginKeepsCredentials(_ transport: TransportUnderTest) async throws {
         let a = try Self.server()
         defer { a.stop() }
-        let response = try await TaskPool().send(
+        let response = try await transport.pool().send(
             TestEndpoint(baseURL: a.baseURL, path: Self.path(302, to: a.baseURL + "/echo"), headers: Self.credentials))
         let echo = try Self.echo(response)
         #expect(echo["authorization"] == "Bearer secret-token")
@@ -87,13 +89,14 @@ struct RedirectTests {
         #expect(echo["apiKey"] == "secret-key")
     }
 
-    @Test("after a hop to another origin, credentials do not come back on a hop home")
-    func strippedForTheRestOfTheChain() async throws {
+    @Test(
+        "after a hop to another origin, credentials do not come back on a hop home", arguments: TransportUnderTest.all)
+    func strippedForTheRestOfTheChain(_ transport: TransportUnderTest) async throws {
         let (a, b) = (try Self.server(), try Self.server())
         defer { a.stop(); b.stop() }
         let logger = InMemoryLogger()
         let back = b.baseURL + "/" + Self.path(302, to: a.baseURL + "/echo")
-        let response = try await TaskPool(configuration: .init(logger: logger)).send(
+        let response = try await transport.pool(.init(logger: logger)).send(
             TestEndpoint(baseURL: a.baseURL, path: Self.path(302, to: back), headers: Self.credentials))
         #expect(try Self.echo(response)["authorization"] == "-")
         #expect(logger.count(.redirected) == 2)
@@ -101,14 +104,20 @@ struct RedirectTests {
 
     @Test(
         "307 and 308 keep the method and the body; 301, 302 and 303 turn a POST into a GET without body",
-        arguments: [
+        arguments: TransportUnderTest.all,
+        [
             (307, "POST", "payload=1"), (308, "POST", "payload=1"), (301, "GET", ""), (302, "GET", ""),
             (303, "GET", ""),
         ])
-    func methodAndBody(status: Int, method: String, body: String) async throws {
+    func methodAndBody(
+        _ transport: TransportUnderTest, expected: (status: Int, method: String, body: String)
+    )
+        async throws
+    {
+        let (status, method, body) = expected
         let a = try Self.server()
         defer { a.stop() }
-        let response = try await TaskPool().send(
+        let response = try await transport.pool().send(
             TestEndpoint(
                 baseURL: a.baseURL, path: Self.path(status, to: a.baseURL + "/echo"), method: .post,
                 task: .data(Data("payload=1".utf8), contentType: "text/plain")))
@@ -117,19 +126,21 @@ struct RedirectTests {
         #expect(echo["body"] == body)
     }
 
-    @Test("never: the task ends with the 3xx, and the target sees nothing")
-    func never() async throws {
+    @Test("never: the task ends with the 3xx, and the target sees nothing", arguments: TransportUnderTest.all)
+    func never(_ transport: TransportUnderTest) async throws {
         let (a, b) = (try Self.server(), try Self.server())
         defer { a.stop(); b.stop() }
-        let pool = TaskPool(configuration: .init(redirectPolicy: .never))
+        let pool = transport.pool(.init(redirectPolicy: .never))
         await Self.expectNotFollowed { () async throws(NetworkError) in
             try await pool.send(TestEndpoint(baseURL: a.baseURL, path: Self.path(302, to: b.baseURL + "/echo")))
         }
         #expect(b.requests.isEmpty)
     }
 
-    @Test("same origin: followed at home, not to another origin; an endpoint's policy wins over the pool's")
-    func sameOrigin() async throws {
+    @Test(
+        "same origin: followed at home, not to another origin; an endpoint's policy wins over the pool's",
+        arguments: TransportUnderTest.all)
+    func sameOrigin(_ transport: TransportUnderTest) async throws {
         let (a, b) = (try Self.server(), try Self.server())
         defer { a.stop(); b.stop() }
         struct Home: Endpoint {
@@ -137,7 +148,7 @@ struct RedirectTests {
             let path: String
             var redirectPolicy: RedirectPolicy? { .sameOrigin }
         }
-        let pool = TaskPool()
+        let pool = transport.pool()
         let home = try await pool.send(Home(baseURL: a.baseURL, path: Self.path(302, to: a.baseURL + "/echo")))
         #expect(try Self.echo(home)["method"] == "GET")
         await Self.expectNotFollowed { () async throws(NetworkError) in
@@ -146,12 +157,12 @@ struct RedirectTests {
         #expect(b.requests.isEmpty)
     }
 
-    @Test("a chain longer than the policy allows stops after its hops, with the 3xx")
-    func loop() async throws {
+    @Test("a chain longer than the policy allows stops after its hops, with the 3xx", arguments: TransportUnderTest.all)
+    func loop(_ transport: TransportUnderTest) async throws {
         let a = try Self.server()
         defer { a.stop() }
         let logger = InMemoryLogger()
-        let pool = TaskPool(configuration: .init(logger: logger, redirectPolicy: .follow(maximumHops: 3)))
+        let pool = transport.pool(.init(logger: logger, redirectPolicy: .follow(maximumHops: 3)))
         // Five redirects before the answer: the fourth is one too many.
         var target = a.baseURL + "/echo"
         for _ in 0..<4 { target = a.baseURL + "/" + Self.path(302, to: target) }

@@ -1,0 +1,184 @@
+import AsyncHTTPClient
+import Foundation
+import LoopbackServer
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Testing
+
+@testable import NetworkCore
+@testable import NetworkCoreAsyncHTTPClient
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite("AsyncHTTPClientTransport: its defaults, redirects, bodies, errors and shutdown")
+struct AsyncHTTPClientTransportTests {
+    @Test(
+        "the default configuration decodes compression, times a silent read out after 60 s and leaves retries to the pool"
+    )
+    func defaults() throws {
+        let configuration = AsyncHTTPClientTransport.defaultConfiguration
+        guard case .enabled = configuration.decompression else {
+            Issue.record("decompression is off")
+            return
+        }
+        #expect(configuration.timeout.read == .seconds(60))
+        #expect(configuration.connectionPool.retryConnectionEstablishment == false)
+    }
+
+    @Test("a client configured to follow redirects still follows the task's policy: never means the 3xx")
+    func redirectsFollowThePolicy() async throws {
+        let server = try LoopbackServer { request in
+            request.url?.path == "/from"
+                ? StubResponse(statusCode: 302, headers: ["Location": "/to"]) : StubResponse(body: Data("there".utf8))
+        }
+        defer { server.stop() }
+        var configuration = AsyncHTTPClientTransport.defaultConfiguration
+        configuration.redirectConfiguration = .follow(max: 5, allowCycles: false)
+        let transport = AsyncHTTPClientTransport(configuration: configuration)
+        let never = TaskPool(configuration: .init(transport: transport, redirectPolicy: .never))
+        await #expect {
+            _ = try await never.send(TestEndpoint(baseURL: server.baseURL, path: "/from"))
+        } throws: { error in
+            (error as? NetworkError)?.statusCode == 302
+        }
+        #expect(server.requests.map(\.url?.path) == ["/from"])
+        let follow = TaskPool(configuration: .init(transport: transport))
+        let response = try await follow.send(TestEndpoint(baseURL: server.baseURL, path: "/from"))
+        #expect(response.body == Data("there".utf8))
+        #expect(response.url?.path == "/to")
+        try await transport.shutdown()
+    }
+
+    @Test("a 307 sends a file body again; a stream body, which is read once, is not sent again: the 307 is the answer")
+    func redirectWithBodies() async throws {
+        let server = try LoopbackServer { request in
+            request.url?.path == "/from"
+                ? StubResponse(statusCode: 307, headers: ["Location": "/to"])
+                : StubResponse(body: request.httpBody ?? Data())
+        }
+        defer { server.stop() }
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let file = scratch.file("body.bin")
+        try alphabet(100_000).write(to: file)
+        let transport = AsyncHTTPClientTransport()
+        var request = URLRequest(url: URL(string: server.baseURL + "/from")!)
+        request.httpMethod = "PUT"
+        let context = TransportContext(taskID: "redirect")
+        let (body, response) = try await TransportEvents.collect(
+            from: transport, request: request, body: .file(file), context: context
+        ).get()
+        #expect(response.statusCode == 200)
+        #expect(body == alphabet(100_000))
+        let (chunks, feed) = AsyncThrowingStream<Data, any Error>.makeStream()
+        feed.yield(Data("once".utf8))
+        feed.finish()
+        let (_, streamed) = try await TransportEvents.collect(
+            from: transport, request: request, body: .stream(chunks, length: 4), context: context
+        ).get()
+        #expect(streamed.statusCode == 307)
+        #expect(server.requests.map(\.url?.path) == ["/from", "/to", "/from"])
+        try await transport.shutdown()
+    }
+
+    @Test("a large body in memory is counted as sent piece by piece; a small one once, when the answer comes")
+    func sentProgress() async throws {
+        let server = try LoopbackServer { request in StubResponse(body: Data("\(request.httpBody?.count ?? 0)".utf8)) }
+        defer { server.stop() }
+        let transport = AsyncHTTPClientTransport()
+        let pool = TaskPool(configuration: .init(transport: transport))
+        for size in [1_000, 1_000_000] {
+            let log = ProgressLog()
+            let response = try await pool.upload(
+                TestEndpoint(
+                    baseURL: server.baseURL, path: "/up", method: .post,
+                    task: .data(alphabet(size), contentType: "application/octet-stream"))
+            ) { log.append($0) }
+            #expect(response.body == Data("\(size)".utf8))
+            let sent = log.values.map(\.bytesSent).filter { $0 > 0 }
+            #expect(sent.last == size)
+            #expect(sent == sent.sorted())
+            if size > AsyncHTTPClientTransport.smallBody { #expect(Set(sent).count > 1, "\(sent)") }
+        }
+        try await transport.shutdown()
+    }
+
+    @Test(
+        "[::1] works over AsyncHTTPClient, with no fix to link (FoundationNetworking's host check is not in its path)")
+    func ipv6() async throws {
+        let server = try LoopbackServer(port: 0, ipv6: true) { _ in .respond(.json(#"{"ok": true}"#)) }
+        defer { server.stop() }
+        let transport = AsyncHTTPClientTransport()
+        let response = try await TaskPool(configuration: .init(transport: transport)).send(
+            TestEndpoint(baseURL: server.baseURL, path: "x"))
+        #expect(response.statusCode == 200)
+        #expect(server.requests.count == 1)
+        try await transport.shutdown()
+    }
+
+    @Test("a paused transfer waits until it is resumed or cancelled, and one not paused does not wait")
+    func pauseGate() async {
+        let transfer = Transfer()
+        await transfer.waitWhilePaused()  // not paused: returns at once
+        transfer.pauseReceiving()
+        let resumed = Task { await transfer.waitWhilePaused() }
+        try? await Task.sleep(nanoseconds: 50_000_000)
+        transfer.resumeReceiving()
+        await resumed.value
+        transfer.pauseReceiving()
+        let cancelled = Task { await transfer.waitWhilePaused() }
+        try? await Task.sleep(nanoseconds: 50_000_000)
+        transfer.cancel()
+        await cancelled.value
+        await transfer.waitWhilePaused()  // cancelled: never waits again
+    }
+
+    @Test("the client's errors become the URLError codes the retry policy knows; NetworkCore's own pass as they are")
+    func errorTranslation() {
+        func code(_ error: any Error) -> URLError.Code? {
+            (AsyncHTTPClientTransport.translate(error, cancelled: false) as? URLError)?.code
+        }
+        #expect(code(HTTPClientError.readTimeout) == .timedOut)
+        #expect(code(HTTPClientError.deadlineExceeded) == .timedOut)
+        #expect(code(HTTPClientError.connectTimeout) == .timedOut)
+        #expect(code(HTTPClientError.remoteConnectionClosed) == .networkConnectionLost)
+        #expect(code(HTTPClientError.cancelled) == .cancelled)
+        #expect(code(CancellationError()) == .cancelled)
+        #expect(code(HTTPParserError.invalidEOFState) == .networkConnectionLost)
+        #expect(code(HTTPParserError.invalidHeaderToken) == .badServerResponse)
+        #expect(code(IOError(errnoCode: ECONNREFUSED, reason: "connect")) == .cannotConnectToHost)
+        #expect(code(IOError(errnoCode: ECONNRESET, reason: "read")) == .networkConnectionLost)
+        #expect(code(ChannelError.connectTimeout(.seconds(1))) == .timedOut)
+        #expect(
+            AsyncHTTPClientTransport.translate(HTTPClientError.readTimeout, cancelled: true) as? URLError
+                == URLError(.cancelled))
+        let own = NetworkError.fileAccessFailed(path: "/x", reason: "no such file")
+        guard
+            case .fileAccessFailed(let path, _)? = AsyncHTTPClientTransport.translate(own, cancelled: false)
+                as? NetworkError
+        else {
+            Issue.record("NetworkCore's own error was translated")
+            return
+        }
+        #expect(path == "/x")
+        // The URL, which may carry a key, is not in what the error says.
+        let translated = AsyncHTTPClientTransport.translate(HTTPClientError.invalidURL, cancelled: false)
+        #expect((translated as? URLError)?.code == .badURL)
+        #expect((translated as? URLError)?.failingURL == nil)
+    }
+
+    @Test("shutdown is safe twice; a send after it fails, and does not hang")
+    func shutdown() async throws {
+        let transport = AsyncHTTPClientTransport()
+        try await transport.shutdown()
+        try await transport.shutdown()
+        let pool = TaskPool(configuration: .init(transport: transport, resourceTimeout: 10))
+        await #expect(throws: NetworkError.self) {
+            _ = try await pool.send(TestEndpoint(baseURL: "http://127.0.0.1:1", path: "/x"))
+        }
+        #expect(pool.activeTasks.isEmpty)
+    }
+}

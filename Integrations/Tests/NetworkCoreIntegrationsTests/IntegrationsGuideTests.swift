@@ -1,0 +1,70 @@
+import AsyncHTTPClient
+import Foundation
+import NIOPosix
+import NetworkCore
+import NetworkCoreAsyncHTTPClient
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The samples of Docs/Integrations.md, compiled with the tests (never run: they name a server that does
+/// not exist). `guideMatches` checks that the guide's Swift blocks show exactly these lines.
+func integrationsGuide() async throws {
+    // GUIDE-BEGIN
+    enum Catalog: Endpoint {
+        case item(id: Int)
+        case export
+
+        var baseURL: String { "https://catalog.example.com/v1" }
+        var path: String {
+            switch self {
+            case .item(let id): "items/\(id)"
+            case .export: "exports/latest.csv"
+            }
+        }
+    }
+
+    let transport = AsyncHTTPClientTransport()
+    let pool = TaskPool(configuration: .init(transport: transport, interceptors: [RetryPolicy()]))
+
+    let answer = try await pool.send(Catalog.item(id: 42), id: "item-42")
+    print(answer.statusCode)
+
+    let destination = FileManager.default.temporaryDirectory.appendingPathComponent("export.csv")
+    try await pool.download(Catalog.export, to: destination, id: "export")
+
+    // Once the pools that use it are done: its connections close.
+    try await transport.shutdown()
+
+    var configuration = AsyncHTTPClientTransport.defaultConfiguration
+    configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+    configuration.httpVersion = .http1Only
+    let busy = AsyncHTTPClientTransport(configuration: configuration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+    // GUIDE-END
+    try await busy.shutdown()
+}
+
+@Suite("Docs/Integrations.md")
+struct IntegrationsGuideTests {
+    @Test("the guide's samples are the ones this file compiles")
+    func guideMatches() throws {
+        let shown = try DocSamples.blocks(inPage: "Docs/Integrations.md").flatMap { $0 }
+        let compiled = try #require(try DocSamples.compiled(in: #filePath, marker: "GUIDE"))
+        #expect(compiled.count >= 20)
+        #expect(shown == compiled)
+    }
+
+    @Test("the guide names every product of the package")
+    func guideNamesProducts() throws {
+        let guide = try String(contentsOf: DocSamples.root.appendingPathComponent("Docs/Integrations.md"), encoding: .utf8)
+        let manifest = try String(
+            contentsOf: DocSamples.root.appendingPathComponent("Integrations/Package.swift"), encoding: .utf8)
+        let products = manifest.components(separatedBy: ".library(name: \"").dropFirst().map {
+            String($0.prefix { $0 != "\"" })
+        }
+        #expect(products == ["NetworkCoreAsyncHTTPClient"])
+        for product in products { #expect(guide.contains("`\(product)`"), "\(product)") }
+    }
+}

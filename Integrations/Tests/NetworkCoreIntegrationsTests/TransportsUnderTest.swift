@@ -1,0 +1,20 @@
+import NetworkCore
+import NetworkCoreAsyncHTTPClient
+
+extension TransportUnderTest {
+    /// The Integrations package runs the shared integration suite over AsyncHTTPClient.
+    static let all = [asyncHTTPClient]
+    /// The transports the shared faulty load runs over.
+    static let faultLoad = [asyncHTTPClient]
+    /// Every way the transports here send a file: AsyncHTTPClient reads it as it sends, with its length.
+    static let fileUploads = [asyncHTTPClient]
+
+    /// The transport's default configuration but for its connections: up to 64 to a host rather than
+    /// AsyncHTTPClient's 8, as a server under load is used (the faulty load keeps 128 requests in flight).
+    /// `AsyncHTTPClientTransportTests` uses the default as it is.
+    static let asyncHTTPClient = TransportUnderTest(name: "AsyncHTTPClient", sendsFileLength: true) {
+        var configuration = AsyncHTTPClientTransport.defaultConfiguration
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        return AsyncHTTPClientTransport(configuration: configuration)
+    }
+}

@@ -1,0 +1,384 @@
+import Foundation
+import LoopbackServer
+import Testing
+
+@testable import NetworkCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// httpbin's transfer routes.
+enum TransferEndpoint: Endpoint {
+    case range(Int)
+    case stream(lines: Int)
+    case drip(bytes: Int, seconds: Double)
+    case status(Int)
+    case upload(URL)
+    case anything
+
+    var baseURL: String { HTTPBin.url ?? "http://127.0.0.1:1" }
+    var path: String {
+        switch self {
+        case .range(let count): "/range/\(count)"
+        case .stream(let lines): "/stream/\(lines)"
+        case .drip: "/drip"
+        case .status(let code): "/status/\(code)"
+        case .upload: "/post"
+        case .anything: "/anything"
+        }
+    }
+    var method: HTTPMethod {
+        if case .upload = self { return .post }
+        return .get
+    }
+    var task: HTTPTask {
+        switch self {
+        case .drip(let bytes, let seconds): .urlParameters(["numbytes": bytes, "duration": seconds, "delay": 0])
+        case .upload(let file): .file(file, contentType: "application/octet-stream")
+        default: .plain
+        }
+    }
+}
+
+@Suite(
+    "Transfers against httpbin (real server on 127.0.0.1)",
+    .enabled(if: HTTPBin.url != nil, "NETWORKCORE_HTTPBIN_URL is not set; Scripts/test sets it"))
+struct HTTPBinTransferTests {
+
+    @Test(
+        "a download is written to its file as it arrives, and nothing else is left in the directory",
+        arguments: TransportUnderTest.all)
+    func download(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool(.init(requestTimeout: 15))
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let destination = scratch.file("range.bin")
+        let response = try await pool.download(TransferEndpoint.range(90_000), to: destination)
+        #expect(response.statusCode == 200)
+        #expect(response.fileURL == destination)
+        #expect(response.body.isEmpty)
+        #expect(try Data(contentsOf: destination) == alphabet(90_000))
+        #expect(scratch.contents == ["range.bin"])
+        #expect(response.timing?.bytesReceived == 90_000)
+    }
+
+    @Test(
+        "a download's progress climbs to the whole length, the last value told before the call returns",
+        arguments: TransportUnderTest.all)
+    func downloadProgress(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool(.init(requestTimeout: 15))
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let log = ProgressLog()
+        try await pool.download(TransferEndpoint.drip(bytes: 2_000, seconds: 0.5), to: scratch.file("d")) {
+            log.append($0)
+        }
+        let values = log.values
+        #expect(values.last?.bytesReceived == 2_000)
+        #expect(values.last?.bytesExpected == 2_000)
+        #expect(values.last?.fractionCompleted == 1)
+        #expect(values.map(\.bytesReceived) == values.map(\.bytesReceived).sorted())
+        // How many values arrive depends on scheduling (a reader that falls behind gets the newest); being
+        // told while the task runs is ProgressTests' driven-transport case.
+        #expect(!values.isEmpty)
+    }
+
+    @Test(
+        "a file upload's progress counts the bytes sent up to the file's size, with its length or chunked",
+        arguments: TransportUnderTest.fileUploads)
+    func uploadProgress(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool()
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let file = scratch.file("upload.bin")
+        try alphabet(1_000_000).write(to: file)
+        let log = ProgressLog()
+        let response = try await pool.upload(TransferEndpoint.upload(file)) { log.append($0) }
+        #expect(response.statusCode == 200)
+        let values = log.values
+        #expect(values.last?.bytesToSend == 1_000_000)
+        #expect(values.last?.bytesSent == 1_000_000)
+        #expect(values.last.map { $0.bytesReceived > 1_000_000 } == true)  // httpbin echoes the body
+    }
+
+    @Test("a download replaces a file that was there", arguments: TransportUnderTest.all)
+    func downloadReplaces(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool(.init(requestTimeout: 15))
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let destination = scratch.file("range.bin")
+        try Data("old contents that are longer than the new ones".utf8).write(to: destination)
+        try await pool.download(TransferEndpoint.range(26), to: destination)
+        #expect(try Data(contentsOf: destination) == alphabet(26))
+        #expect(scratch.contents == ["range.bin"])
+    }
+
+    @Test(
+        "an error status is not written: the task fails with it, and no file is left", arguments: TransportUnderTest.all
+    )
+    func downloadErrorStatus(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool(.init(requestTimeout: 15))
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        await #expect(throws: NetworkError.self) {
+            try await pool.download(TransferEndpoint.status(404), to: scratch.file("x"))
+        }
+        do {
+            try await pool.download(TransferEndpoint.status(404), to: scratch.file("x"))
+        } catch {
+            #expect(error.statusCode == 404)
+        }
+        #expect(scratch.contents.isEmpty)
+    }
+
+    @Test(
+        "a stream's lines arrive as httpbin sends them: /stream/5 is five JSON lines", arguments: TransportUnderTest.all
+    )
+    func streamLines(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool(.init(requestTimeout: 15))
+        let stream = try await pool.stream(TransferEndpoint.stream(lines: 5))
+        #expect(stream.statusCode == 200)
+        var ids: [Int] = []
+        for try await line in stream.lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            ids.append(try #require(object["id"] as? Int))
+        }
+        #expect(ids == [0, 1, 2, 3, 4])
+        #expect(await eventually { pool.activeTasks.isEmpty })
+        #expect(stream.task.state == .completed)
+    }
+
+    @Test(
+        "a dripped body arrives in more than one chunk, every byte once, while the task runs",
+        arguments: TransportUnderTest.all)
+    func drip(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool(.init(requestTimeout: 15))
+        let stream = try await pool.stream(TransferEndpoint.drip(bytes: 8, seconds: 0.8))
+        var chunks = 0
+        var bytes = 0
+        for try await chunk in stream {
+            if chunks == 0 { #expect(stream.task.state == .running) }
+            chunks += 1
+            bytes += chunk.count
+        }
+        #expect(bytes == 8)
+        #expect(chunks >= 2)
+        #expect(stream.task.bytesReceived == 8)
+    }
+
+    @Test("a stream whose status is not accepted throws it, with the server's body", arguments: TransportUnderTest.all)
+    func streamErrorStatus(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool(.init(requestTimeout: 15))
+        do {
+            _ = try await pool.stream(TransferEndpoint.status(503))
+            Issue.record("a 503 stream was returned")
+        } catch {
+            #expect(error.statusCode == 503)
+        }
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test(
+        "a file upload sends the file's bytes as the body, with its length or chunked: httpbin echoes them",
+        arguments: TransportUnderTest.fileUploads)
+    func upload(_ transport: TransportUnderTest) async throws {
+        let pool = transport.pool()
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let file = scratch.file("upload.txt")
+        let text = String(repeating: "NetworkCore uploads files. ", count: 4_000)
+        try Data(text.utf8).write(to: file)
+        struct Echo: Decodable, Sendable {
+            let data: String
+            let headers: [String: String]
+        }
+        let echo = try await pool.send(TransferEndpoint.upload(file), parser: DecodableParser<Echo>())
+        #expect(echo.data == text)
+        #expect(echo.headers["Content-Type"] == "application/octet-stream")
+        // Recorded, the same upload sends the same bytes.
+        let recorder = HARRecorder()
+        let recording = transport.pool(recordingInto: recorder)
+        let recorded = try await recording.send(TransferEndpoint.upload(file), parser: DecodableParser<Echo>())
+        #expect(recorded.data == text)
+        #expect(recorder.count == 1)
+        if transport.sendsFileLength {
+            #expect(echo.headers["Content-Length"] == String(text.utf8.count))
+            #expect(echo.headers["Transfer-Encoding"] == nil)
+        } else {
+            #expect(echo.headers["Content-Length"] == nil)
+            #expect(echo.headers["Transfer-Encoding"] == "chunked")
+        }
+    }
+}
+
+@Suite("Transfers over loopback: cuts, resumes, reconnects, cancels")
+struct LoopbackTransferTests {
+    @Test(
+        "a download cut midway is resumed by a retry with Range and If-Range, and the file is whole",
+        arguments: TransportUnderTest.all)
+    func resumedDownload(_ transport: TransportUnderTest) async throws {
+        let body = alphabet(200_000)
+        let server = try LoopbackServer(port: 0) { request in
+            let headers = ["ETag": "\"v1\"", "Content-Type": "application/octet-stream"]
+            guard let range = request.value(forHTTPHeaderField: "Range") else {
+                return .closeMidBody(StubResponse(statusCode: 200, headers: headers, body: body))
+            }
+            let start = Int(range.dropFirst("bytes=".count).prefix { $0 != "-" }) ?? 0
+            var partial = headers
+            partial["Content-Range"] = "bytes \(start)-\(body.count - 1)/\(body.count)"
+            return .respond(StubResponse(statusCode: 206, headers: partial, body: body.subdata(in: start..<body.count)))
+        }
+        defer { server.kill() }
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let pool = transport.pool(
+            .init(
+                interceptors: [RetryPolicy(baseDelay: 0.01, random: { $0.upperBound })]))
+        let destination = scratch.file("alphabet.bin")
+        let endpoint = TestEndpoint(baseURL: server.baseURL, path: "/file")
+        let log = ProgressLog()
+        let response = try await pool.download(endpoint, to: destination) { log.append($0) }
+        #expect(response.statusCode == 206)
+        // The resumed answer counts the kept bytes: the progress is of the whole file.
+        #expect(
+            log.values.last
+                == TransferProgress(
+                    bytesToSend: 0, bytesReceived: 200_000, bytesExpected: 200_000,
+                    bytesPerSecond: log.values.last?.bytesPerSecond ?? 0))
+        #expect(try Data(contentsOf: destination) == body)
+        #expect(scratch.contents == ["alphabet.bin"])
+        let requests = server.requests
+        #expect(requests.count == 2)
+        #expect(requests.first?.value(forHTTPHeaderField: "Range") == nil)
+        // It asks for the rest after what it kept: the server cut at 100,000 bytes, and a transport may have
+        // been handed fewer of them before it learned of the cut (AsyncHTTPClient drops what it had buffered).
+        let range = try #require(requests.last?.value(forHTTPHeaderField: "Range"))
+        let kept = try #require(Int(range.dropFirst("bytes=".count).dropLast()))
+        #expect(range == "bytes=\(kept)-")
+        #expect((1...100_000).contains(kept))
+        #expect(requests.last?.value(forHTTPHeaderField: "If-Range") == "\"v1\"")
+    }
+
+    @Test(
+        "a slow upload is cancelled by id while it sends: the task ends cancelled and the server never gets it whole",
+        arguments: TransportUnderTest.all)
+    func slowUploadCancelled(_ transport: TransportUnderTest) async throws {
+        let server = try LoopbackServer(bodyReadPause: 0.05) { _ in .respond(StubResponse(statusCode: 200)) }
+        defer { server.kill() }
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let file = scratch.file("big.bin")
+        try Data(count: 32 << 20).write(to: file)
+        let pool = transport.pool()
+        let endpoint = TestEndpoint(
+            baseURL: server.baseURL, path: "/upload", method: .post, task: .file(file, contentType: "application/zip"))
+        let upload = Task { try await pool.upload(endpoint, id: "slow") { _ in } }
+        #expect(await eventually(within: 10) { (pool.task(id: "slow")?.progress.bytesSent ?? 0) > 0 })
+        let task = try #require(pool.task(id: "slow"))
+        #expect(task.progress.bytesToSend == 32 << 20)
+        #expect(task.progress.bytesSent < 32 << 20)
+        #expect(pool.cancel(id: "slow"))
+        let result = await upload.result
+        #expect(task.state == .cancelled)
+        if case .failure(let error as NetworkError) = result {
+            #expect(error.isCancelled)
+        } else {
+            Issue.record("\(result)")
+        }
+        #expect(pool.activeTasks.isEmpty)
+        #expect(server.requests.isEmpty)  // the connection closed before the body was whole
+    }
+
+    @Test(
+        "an event stream that ends mid-event, not reconnected, throws a lost connection; one that ends between events just ends",
+        arguments: TransportUnderTest.all)
+    func eventStreamEndsMidEvent(_ transport: TransportUnderTest) async throws {
+        let server = try LoopbackServer { request in
+            let body = request.url?.path == "/cut" ? "data: one\n\ndata: cu" : "data: one\n\n"
+            return StubResponse(statusCode: 200, headers: ["Content-Type": "text/event-stream"], body: Data(body.utf8))
+        }
+        defer { server.kill() }
+        let pool = transport.pool()
+        var received: [String] = []
+        do {
+            for try await event in try await pool.events(TestEndpoint(baseURL: server.baseURL, path: "/cut")) {
+                received.append(event.data)
+            }
+            Issue.record("the cut stream ended without an error")
+        } catch {
+            guard case .transport(let cause)? = error as? NetworkError, let urlError = cause as? URLError else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(urlError.code == .networkConnectionLost)
+            #expect(urlError.localizedDescription.contains("middle of an event"))
+        }
+        #expect(received == ["one"])
+        var whole: [String] = []
+        for try await event in try await pool.events(TestEndpoint(baseURL: server.baseURL, path: "/whole")) {
+            whole.append(event.data)
+        }
+        #expect(whole == ["one"])
+    }
+
+    @Test("a download cut and not retried fails, and leaves no partial file", arguments: TransportUnderTest.all)
+    func cutDownloadLeavesNothing(_ transport: TransportUnderTest) async throws {
+        let server = try LoopbackServer(port: 0) { _ in
+            .closeMidBody(StubResponse(statusCode: 200, headers: [:], body: alphabet(100_000)))
+        }
+        defer { server.kill() }
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let pool = transport.pool()
+        do {
+            try await pool.download(TestEndpoint(baseURL: server.baseURL, path: "/file"), to: scratch.file("x.bin"))
+            Issue.record("a cut download succeeded")
+        } catch {
+            #expect(error.urlError?.code == .networkConnectionLost)
+        }
+        #expect(scratch.contents.isEmpty)
+    }
+
+    @Test(
+        "Server-Sent Events reconnect after a drop with Last-Event-ID, wait the server's retry, and end at 204",
+        arguments: TransportUnderTest.all)
+    func serverSentEventsReconnect(_ transport: TransportUnderTest) async throws {
+        let connections = Counter()
+        let server = try LoopbackServer(port: 0) { request in
+            let headers = ["Content-Type": "text/event-stream"]
+            switch connections.increment() {
+            case 1:
+                // Two events, a comment, a reconnection time of 10 ms, and an event the drop cuts short.
+                let text =
+                    ": hello\nretry: 10\nid: 1\ndata: a\n\nid: 2\nevent: update\ndata: b1\ndata: b2\n\ndata: lost"
+                return .respond(StubResponse(statusCode: 200, headers: headers, body: Data(text.utf8)))
+            case 2:
+                let lastID = request.value(forHTTPHeaderField: "Last-Event-ID") ?? "none"
+                return .respond(
+                    StubResponse(statusCode: 200, headers: headers, body: Data("data: after \(lastID)\r\n\r\n".utf8)))
+            default:
+                return .respond(StubResponse(statusCode: 204))
+            }
+        }
+        defer { server.kill() }
+        let pool = transport.pool(
+            .init(
+                interceptors: [RetryPolicy(maximumAttempts: 5, baseDelay: 30)]))
+        let started = Date()
+        let events = try await pool.events(TestEndpoint(baseURL: server.baseURL, path: "/events"))
+        var received: [ServerSentEvent] = []
+        for try await event in events { received.append(event) }
+        #expect(
+            received == [
+                ServerSentEvent(data: "a", id: "1", retry: 0.01),
+                ServerSentEvent(event: "update", data: "b1\nb2", id: "2", retry: 0.01),
+                ServerSentEvent(data: "after 2", id: "2", retry: 0.01),
+            ])
+        #expect(connections.count == 3)
+        // The server's 10 ms, not the policy's 30 s.
+        #expect(Date().timeIntervalSince(started) < 20)
+        #expect(server.requests.first?.value(forHTTPHeaderField: "Accept") == "text/event-stream")
+        #expect(events.task.state == .completed)
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+import Testing
+
+@testable import NetworkCore
+
+/// A transport the shared integration suite (this folder) runs against: the root package's tests run
+/// it over `URLSessionTransport`, the Integrations package's over `AsyncHTTPClientTransport` (each
+/// package lists its own in ``all`` and ``fileUploads``).
+struct TransportUnderTest: Sendable, CustomTestStringConvertible {
+    /// How a test names it: "URLSession", "AsyncHTTPClient"…
+    let name: String
+    /// Whether a file body goes with its `Content-Length` (else chunked).
+    let sendsFileLength: Bool
+    /// Makes a transport of this kind, of its own.
+    let make: @Sendable () -> any Transport
+
+    var testDescription: String { name }
+
+    /// A pool over a new transport of this kind, configured as `configuration` says but for its transport,
+    /// recording into `recorder` if given.
+    func pool(
+        _ configuration: TaskPool.Configuration = .init(requestTimeout: 15), recordingInto recorder: HARRecorder? = nil
+    ) -> TaskPool {
+        var configuration = configuration
+        let transport = make()
+        configuration.transport = recorder.map { RecordingTransport(transport, recorder: $0) } ?? transport
+        return TaskPool(configuration: configuration)
+    }
+}

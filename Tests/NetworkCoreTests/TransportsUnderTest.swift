@@ -1,0 +1,18 @@
+import NetworkCore
+
+extension TransportUnderTest {
+    /// The root package runs the shared integration suite over URLSession.
+    static let all = [urlSession(.withLength)]
+    /// The transports the shared faulty load runs over: none here, where ReliabilityTests runs a larger one
+    /// over URLSession and measures memory with it.
+    static let faultLoad: [TransportUnderTest] = []
+    /// Every way the transports here send a file.
+    static let fileUploads = [urlSession(.withLength), urlSession(.chunked)]
+
+    static func urlSession(_ fileUploads: URLSessionTransport.FileUploads) -> TransportUnderTest {
+        TransportUnderTest(
+            name: fileUploads == .chunked ? "URLSession, files chunked" : "URLSession",
+            sendsFileLength: fileUploads == .withLength
+        ) { URLSessionTransport(configuration: .ephemeral, fileUploads: fileUploads) }
+    }
+}
