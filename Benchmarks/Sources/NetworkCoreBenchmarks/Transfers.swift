@@ -1,7 +1,9 @@
 // The transfers suite: a large file downloaded to disk and uploaded from disk over loopback, through
 // NetworkCore's pool and with curl, against the same nginx; and Server-Sent Events through the parser
 // (the EventStream executable, which counts allocations).
+import AsyncHTTPClient
 import Foundation
+import NIOCore
 import NetworkCore
 import NetworkCoreAsyncHTTPClient
 
@@ -48,6 +50,19 @@ final class RawDownload: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         if let error { continuation?.resume(throwing: error) } else { continuation?.resume(returning: status) }
         continuation = nil
     }
+}
+
+/// Raw AsyncHTTPClient, no NetworkCore: each body chunk written to a file as it comes, with the client the
+/// NetworkCore/AHC side uses.
+func rawDownload(_ url: String, to destination: URL, with client: HTTPClient) async throws -> UInt {
+    guard FileManager.default.createFile(atPath: destination.path, contents: nil) else {
+        throw CocoaError(.fileWriteUnknown)
+    }
+    let handle = try FileHandle(forWritingTo: destination)
+    defer { try? handle.close() }
+    let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(600))
+    for try await buffer in response.body { try handle.write(contentsOf: Data(buffer.readableBytesView)) }
+    return response.status.code
 }
 
 /// The largest resident size seen while `body` runs, sampled every 5 ms from another thread.
@@ -145,12 +160,15 @@ func transfers(_ options: Options) async throws -> [Row] {
         case urlSession = "URLSession"
         case networkCore = "NetworkCore"
         case chunked = "NetworkCore, chunked"
+        case rawAsyncHTTPClient = "AsyncHTTPClient"
         case asyncHTTPClient = "NetworkCore/AHC"
 
-        /// Who takes part: raw URLSession in downloads (the least FoundationNetworking does), a chunked
-        /// body in uploads.
+        /// Who takes part: raw URLSession and raw AsyncHTTPClient in downloads (the least each engine does),
+        /// a chunked body in uploads.
         static func taking(_ direction: Direction) -> [Side] {
-            allCases.filter { direction == .download ? $0 != .chunked : $0 != .urlSession }
+            allCases.filter {
+                direction == .download ? $0 != .chunked : $0 != .urlSession && $0 != .rawAsyncHTTPClient
+            }
         }
     }
     struct Key: Hashable {
@@ -183,6 +201,9 @@ func transfers(_ options: Options) async throws -> [Row] {
                 case (.urlSession, _):
                     let status = try await RawDownload().download(URL(string: url)!, to: destination)
                     precondition(status == 200, "URLSession download: status \(status)")
+                case (.rawAsyncHTTPClient, _):
+                    let status = try await rawDownload(url, to: destination, with: nioTransport.client)
+                    precondition(status == 200, "AsyncHTTPClient download: status \(status)")
                 case (.networkCore, .download), (.chunked, .download), (.asyncHTTPClient, .download):
                     let before = currentResident()
                     let (response, peak) = try await peakResident {

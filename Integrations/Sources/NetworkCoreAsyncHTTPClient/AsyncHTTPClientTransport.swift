@@ -122,7 +122,7 @@ public final class AsyncHTTPClientTransport: Transport {
             guard events.receive(head: Self.head(of: response, url: current.url ?? request.url)) else { return }
             for try await buffer in response.body {
                 await transfer.waitWhilePaused()
-                guard events.receive(body: Data(buffer.readableBytesView)) else { return }
+                guard events.receive(body: Self.data(sharing: buffer)) else { return }
             }
             return events.finish()
         }
@@ -187,6 +187,18 @@ public final class AsyncHTTPClientTransport: Transport {
                 length: length.map { .known(Int64($0)) } ?? .unknown)
         }
         return outgoing
+    }
+
+    /// The readable bytes of `buffer` as `Data` without copying them: the `Data` holds the buffer until it
+    /// is freed (a large download moves each chunk to its file without a copy in memory).
+    static func data(sharing buffer: ByteBuffer) -> Data {
+        let count = buffer.readableBytes
+        guard count > 0 else { return Data() }
+        return buffer.withUnsafeReadableBytes { bytes in
+            Data(
+                bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: count,
+                deallocator: .custom { _, _ in withExtendedLifetime(buffer) {} })
+        }
     }
 
     /// The response's head as `URLSession` gives it: repeated fields joined with commas.
