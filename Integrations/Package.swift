@@ -7,13 +7,19 @@ let package = Package(
     name: "NetworkCoreIntegrations",
     platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8)],
     products: [
-        .library(name: "NetworkCoreAsyncHTTPClient", targets: ["NetworkCoreAsyncHTTPClient"])
+        .library(name: "NetworkCoreAsyncHTTPClient", targets: ["NetworkCoreAsyncHTTPClient"]),
+        .library(name: "NetworkCoreLogging", targets: ["NetworkCoreLogging"]),
+        .library(name: "NetworkCoreMetrics", targets: ["NetworkCoreMetrics"]),
+        .library(name: "NetworkCoreTracing", targets: ["NetworkCoreTracing"]),
     ],
     dependencies: [
         .package(name: "NetworkCore", path: ".."),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
         .target(
@@ -27,14 +33,35 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
+        .target(
+            name: "NetworkCoreLogging",
+            dependencies: [
+                .product(name: "NetworkCore", package: "NetworkCore"), .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(
+            name: "NetworkCoreMetrics",
+            dependencies: [
+                .product(name: "NetworkCore", package: "NetworkCore"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]),
+        .target(
+            name: "NetworkCoreTracing",
+            dependencies: [
+                .product(name: "NetworkCore", package: "NetworkCore"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]),
         // NetworkCore's HTTP/1.1 test server on 127.0.0.1, the root package's own sources.
         .target(name: "LoopbackServer", dependencies: [.product(name: "NetworkCore", package: "NetworkCore")]),
         .testTarget(
             name: "NetworkCoreIntegrationsTests",
             dependencies: [
-                "NetworkCoreAsyncHTTPClient", "LoopbackServer",
+                "NetworkCoreAsyncHTTPClient", "NetworkCoreLogging", "NetworkCoreMetrics", "NetworkCoreTracing",
+                "LoopbackServer",
                 .product(name: "NetworkCore", package: "NetworkCore"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -12,13 +12,27 @@ struct LoggingTests {
         _ = try await pool.send(TestEndpoint(path: "things"), id: "make")
         let events = logger.events
         #expect(events.map(\.kind) == [.started, .finished])
-        #expect(events.allSatisfy { $0.taskID == "make" && $0.method == "GET" })
+        #expect(events.allSatisfy { $0.taskID == "make" && $0.method == "GET" && $0.service == "TestEndpoint" })
         #expect(events[0].url == "https://api.example.com/v1/things")
         #expect(events[0].duration == nil)
         #expect(events[1].statusCode == 201)
         #expect(events[1].bytesReceived == 8)
         #expect((events[1].duration ?? 0) >= 0.05)
         #expect(events[1].error == nil)
+    }
+
+    @Test("a combined logger gives every event to each of its loggers, in order")
+    func combined() async throws {
+        let first = InMemoryLogger()
+        let lines = Locked<[String]>([])
+        let console = ConsoleLogger(minimumLevel: .info) { line in lines.withLock { $0.append(line) } }
+        let combined = TaskPool(
+            configuration: .init(
+                transport: StubTransport { _, _ in .json("{}") }, logger: CombinedLogger([first, console])))
+        _ = try await combined.send(TestEndpoint(path: "x"), id: "x")
+        #expect(first.events.map(\.kind) == [.started, .finished])
+        #expect(lines.withLock { $0.count } == 1)  // the console logger's level leaves `started` out
+        #expect(lines.withLock { $0.first?.contains("finished") } == true)
     }
 
     @Test("a failure is logged with its error and status; a cancel as cancelled")

@@ -1,8 +1,12 @@
 import AsyncHTTPClient
 import Foundation
+import Logging
 import NIOPosix
 import NetworkCore
 import NetworkCoreAsyncHTTPClient
+import NetworkCoreLogging
+import NetworkCoreMetrics
+import NetworkCoreTracing
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -42,8 +46,18 @@ func integrationsGuide() async throws {
     configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
     configuration.httpVersion = .http1Only
     let busy = AsyncHTTPClientTransport(configuration: configuration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+
+    var catalogLog = Logger(label: "com.example.catalog")
+    catalogLog.logLevel = .info
+    let observed = TaskPool(
+        configuration: .init(logger: CombinedLogger([SwiftLogNetworkLogger(logger: catalogLog), NetworkMetrics()])))
+
+    let traced = TaskPool(
+        configuration: TaskPool.Configuration(logger: ConsoleLogger(minimumLevel: .warning), interceptors: [RetryPolicy()])
+            .traced(by: RequestTracing()))
     // GUIDE-END
     try await busy.shutdown()
+    print(observed.activeTasks.count, traced.activeTasks.count)
 }
 
 @Suite("Docs/Integrations.md")
@@ -64,7 +78,8 @@ struct IntegrationsGuideTests {
         let products = manifest.components(separatedBy: ".library(name: \"").dropFirst().map {
             String($0.prefix { $0 != "\"" })
         }
-        #expect(products == ["NetworkCoreAsyncHTTPClient"])
+        #expect(
+            products == ["NetworkCoreAsyncHTTPClient", "NetworkCoreLogging", "NetworkCoreMetrics", "NetworkCoreTracing"])
         for product in products { #expect(guide.contains("`\(product)`"), "\(product)") }
     }
 }

@@ -55,6 +55,9 @@ public struct TaskEvent: Sendable {
     public let kind: Kind
     /// The task's id.
     public let taskID: String
+    /// The service that started the task (its endpoint's ``Endpoint/service``, the endpoint type's name
+    /// unless it says otherwise); empty when the event was made without one.
+    public let service: String
     /// The request method.
     public let method: String
     /// The request URL, with credentials redacted.
@@ -80,12 +83,14 @@ public struct TaskEvent: Sendable {
 
     /// Creates an event; pools do this for you.
     public init(
-        kind: Kind, taskID: String, method: String, url: String, attempt: Int, date: Date = Date(),
+        kind: Kind, taskID: String, service: String = "", method: String, url: String, attempt: Int,
+        date: Date = Date(),
         duration: TimeInterval? = nil, statusCode: Int? = nil, bytesReceived: Int = 0, error: NetworkError? = nil,
         delay: TimeInterval? = nil, redirectURL: String? = nil, snapshot: TaskSnapshot? = nil
     ) {
         self.kind = kind
         self.taskID = taskID
+        self.service = service
         self.method = method
         self.url = url
         self.attempt = attempt
@@ -164,5 +169,26 @@ public struct ConsoleLogger: NetworkLogger {
         fields.append("id=\(event.taskID)")
         if let error = event.error { fields.append("error: \(error)") }
         return fields.joined(separator: " ")
+    }
+}
+
+/// Gives every event to each of several loggers, in order: a console line, swift-log and metrics at once.
+///
+/// ```swift
+/// let logger = CombinedLogger([ConsoleLogger(minimumLevel: .warning), InMemoryLogger()])
+/// let pool = TaskPool(configuration: .init(logger: logger))
+/// ```
+public struct CombinedLogger: NetworkLogger {
+    /// The loggers, in the order they receive each event.
+    public let loggers: [any NetworkLogger]
+
+    /// Creates a logger that passes each event to `loggers`, in order.
+    public init(_ loggers: [any NetworkLogger]) {
+        self.loggers = loggers
+    }
+
+    /// Passes the event to each logger.
+    public func log(_ event: TaskEvent) {
+        for logger in loggers { logger.log(event) }
     }
 }

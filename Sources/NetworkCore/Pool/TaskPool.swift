@@ -421,7 +421,8 @@ public final class TaskPool: @unchecked Sendable {
         }
         logger.log(
             TaskEvent(
-                kind: kind, taskID: task.id, method: task.method, url: Redactor.default.redact(task.request.url),
+                kind: kind, taskID: task.id, service: task.service, method: task.method,
+                url: Redactor.default.redact(task.request.url),
                 attempt: attempts, date: Date(), duration: kind == .started ? nil : task.elapsed,
                 statusCode: statusCode, bytesReceived: bytes, error: error, delay: delay, redirectURL: redirectURL,
                 snapshot: snapshot))
