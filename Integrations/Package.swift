@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "NetworkCoreLogging", targets: ["NetworkCoreLogging"]),
         .library(name: "NetworkCoreMetrics", targets: ["NetworkCoreMetrics"]),
         .library(name: "NetworkCoreTracing", targets: ["NetworkCoreTracing"]),
+        .library(name: "NetworkCoreOpenAPI", targets: ["NetworkCoreOpenAPI"]),
     ],
     dependencies: [
         .package(name: "NetworkCore", path: ".."),
@@ -20,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         .target(
@@ -50,19 +53,30 @@ let package = Package(
                 .product(name: "NetworkCore", package: "NetworkCore"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]),
+        .target(
+            name: "NetworkCoreOpenAPI",
+            dependencies: [
+                .product(name: "NetworkCore", package: "NetworkCore"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]),
         // NetworkCore's HTTP/1.1 test server on 127.0.0.1, the root package's own sources.
         .target(name: "LoopbackServer", dependencies: [.product(name: "NetworkCore", package: "NetworkCore")]),
         .testTarget(
             name: "NetworkCoreIntegrationsTests",
             dependencies: [
                 "NetworkCoreAsyncHTTPClient", "NetworkCoreLogging", "NetworkCoreMetrics", "NetworkCoreTracing",
-                "LoopbackServer",
+                "NetworkCoreOpenAPI", "LoopbackServer",
                 .product(name: "NetworkCore", package: "NetworkCore"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
-            ]),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            // The OpenAPI document the client in PetsClient/ was generated from, and the generator's settings.
+            exclude: ["PetsClient/openapi.yaml", "PetsClient/openapi-generator-config.yaml"]),
     ],
     swiftLanguageModes: [.v6]
 )

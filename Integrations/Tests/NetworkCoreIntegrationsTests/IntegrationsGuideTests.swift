@@ -6,6 +6,7 @@ import NetworkCore
 import NetworkCoreAsyncHTTPClient
 import NetworkCoreLogging
 import NetworkCoreMetrics
+import NetworkCoreOpenAPI
 import NetworkCoreTracing
 import Testing
 
@@ -55,6 +56,12 @@ func integrationsGuide() async throws {
     let traced = TaskPool(
         configuration: TaskPool.Configuration(logger: ConsoleLogger(minimumLevel: .warning), interceptors: [RetryPolicy()])
             .traced(by: RequestTracing()))
+
+    let petsPool = TaskPool(configuration: .init(transport: AsyncHTTPClientTransport(), interceptors: [RetryPolicy()]))
+    let pets = Client(
+        serverURL: URL(string: "https://pets.example.com/v1")!, transport: TaskPoolClientTransport(pool: petsPool))
+    let rex = try await pets.getPet(path: .init(petId: 7)).ok.body.json
+    print(rex.name, petsPool.task(id: "getPet") == nil)
     // GUIDE-END
     try await busy.shutdown()
     print(observed.activeTasks.count, traced.activeTasks.count)
@@ -79,7 +86,10 @@ struct IntegrationsGuideTests {
             String($0.prefix { $0 != "\"" })
         }
         #expect(
-            products == ["NetworkCoreAsyncHTTPClient", "NetworkCoreLogging", "NetworkCoreMetrics", "NetworkCoreTracing"])
+            products == [
+                "NetworkCoreAsyncHTTPClient", "NetworkCoreLogging", "NetworkCoreMetrics", "NetworkCoreTracing",
+                "NetworkCoreOpenAPI",
+            ])
         for product in products { #expect(guide.contains("`\(product)`"), "\(product)") }
     }
 }
