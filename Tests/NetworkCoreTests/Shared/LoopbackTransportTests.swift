@@ -167,4 +167,27 @@ struct LoopbackTransportTests {
         #expect(throws: NetworkError.self) { try mismatch.get() }
         #expect(server.requests.count == requestsBefore)
     }
+
+    @Test(
+        "an announced length past the pool's limit, and a body that grows past it, both stop the transfer typed",
+        arguments: TransportUnderTest.all)
+    func responseTooLarge(_ transport: TransportUnderTest) async throws {
+        let big = Data(repeating: 0x61, count: 3 << 20)
+        let server = try LoopbackServer { request in
+            request.url?.path == "/trickle"
+                ? .trickled(StubResponse(body: big), pieces: 48, interval: 0.001)
+                : .respond(StubResponse(body: request.url?.path == "/small" ? Data("ok".utf8) : big))
+        }
+        defer { server.stop() }
+        let pool = transport.pool(.init(maximumResponseBytes: 1 << 20))
+        for path in ["big", "trickle"] {
+            let error = await networkFailure { () async throws(NetworkError) in
+                try await pool.send(TestEndpoint(baseURL: server.baseURL, path: path))
+            }
+            #expect(responseLimit(of: error) == 1 << 20, "\(path): \(String(describing: error))")
+            #expect(error?.localizedDescription.contains("larger than the limit of 1048576 bytes") == true)
+        }
+        #expect(try await pool.send(TestEndpoint(baseURL: server.baseURL, path: "small")).body == Data("ok".utf8))
+        #expect(pool.activeTasks.isEmpty)
+    }
 }

@@ -141,3 +141,19 @@ func multipartParts(_ body: Data, boundary: String) -> [(headers: String, conten
         rest = rest[next.upperBound...]
     }
 }
+
+/// The error `send` throws, or `nil` when it returns.
+func networkFailure(_ send: () async throws(NetworkError) -> Response) async -> NetworkError? {
+    do {
+        _ = try await send()
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// The limit of a ``NetworkError/responseTooLarge(limit:)``, or `nil` for any other outcome.
+func responseLimit(of error: NetworkError?) -> Int? {
+    guard case .responseTooLarge(let limit)? = error else { return nil }
+    return limit
+}
