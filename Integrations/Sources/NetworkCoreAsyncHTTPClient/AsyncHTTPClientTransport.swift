@@ -107,7 +107,7 @@ public final class AsyncHTTPClientTransport: Transport {
         var body = body
         var hops = 0
         while true {
-            let outgoing = try outgoingRequest(current, body: body, events: events)
+            let (outgoing, sentWhole) = try await outgoingRequest(current, body: body, events: events)
             let wait = current.timeoutInterval > 0 ? min(current.timeoutInterval, 86_400 * 365) : 86_400 * 365
             let response = try await client.execute(
                 outgoing, deadline: NIODeadline.now() + TimeAmount.nanoseconds(Int64(wait * 1e9)))
@@ -116,9 +116,7 @@ public final class AsyncHTTPClientTransport: Transport {
                 (current, body) = next
                 continue
             }
-            if case .data(let data) = body, data.count <= Self.smallBody {
-                events.sent(totalBytes: data.count, expected: data.count)
-            }
+            if let sentWhole { events.sent(totalBytes: sentWhole, expected: sentWhole) }
             guard events.receive(head: Self.head(of: response, url: current.url ?? request.url)) else { return }
             for try await buffer in response.body {
                 await transfer.waitWhilePaused()
@@ -150,16 +148,21 @@ public final class AsyncHTTPClientTransport: Transport {
         return (next, keepsBody ? body : .none)
     }
 
-    /// Bodies in memory up to this size go in one write, and count as sent when the answer comes;
-    /// larger ones go in pieces of this size, each counted as it is handed to the connection.
-    static let smallBody = 64 << 10
+    /// Bodies up to this size (in memory, or a file read at once) go in one write with the request, and
+    /// count as sent when the answer comes; larger ones go in pieces of this size, each counted as it is
+    /// handed to the connection.
+    ///
+    /// Why one write: AsyncHTTPClient fails a request whose server answers 2xx with `Connection: close`
+    /// before the client has marked the end of a streamed body, which it does only once it has asked for
+    /// the piece after the last (swift-server/async-http-client, `HTTPRequestStateMachine`). A body sent
+    /// in one write has its end with it.
+    static let smallBody = FileReader.pieceSize
 
-    /// `request` as AsyncHTTPClient takes it, its body read from `body` as the connection takes it.
+    /// `request` as AsyncHTTPClient takes it, its body read from `body` as the connection takes it; and the
+    /// body's length when it goes in one write.
     private func outgoingRequest(
         _ request: URLRequest, body: RequestBody, events: TransportEvents
-    ) throws
-        -> HTTPClientRequest
-    {
+    ) async throws -> (HTTPClientRequest, sentWhole: Int?) {
         guard let url = request.url else { throw URLError(.badURL) }
         var outgoing = HTTPClientRequest(url: url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.httpMethod ?? "GET")
@@ -167,26 +170,46 @@ public final class AsyncHTTPClientTransport: Transport {
         if decompresses, !outgoing.headers.contains(name: "Accept-Encoding") {
             outgoing.headers.add(name: "Accept-Encoding", value: "gzip, deflate")
         }
-        let counter = SentCounter(events: events, expected: body.length)
+        let sentWhole: Int?
+        (outgoing.body, sentWhole) = try await Self.body(
+            of: body, counter: SentCounter(events: events, expected: body.length))
+        return (outgoing, sentWhole)
+    }
+
+    /// `body` as AsyncHTTPClient sends it, each piece counted by `counter`; and its length when it goes in
+    /// one write with the request (``smallBody``).
+    static func body(
+        of body: RequestBody, counter: SentCounter
+    ) async throws -> (HTTPClientRequest.Body?, sentWhole: Int?) {
         switch body {
         case .none:
-            break
+            return (nil, nil)
         case .data(let data) where data.count <= Self.smallBody:
-            if !data.isEmpty { outgoing.body = .bytes(ByteBuffer(bytes: data)) }
+            return (data.isEmpty ? nil : .bytes(ByteBuffer(bytes: data)), data.count)
         case .data(let data):
-            outgoing.body = .stream(
-                DataPieces(data: data, pieceSize: Self.smallBody).counted(by: counter),
-                length: .known(Int64(data.count)))
+            return (
+                .stream(
+                    DataPieces(data: data, pieceSize: Self.smallBody).counted(by: counter),
+                    length: .known(Int64(data.count))), nil
+            )
         case .file(let file):
             let length = try FileReader.length(of: file)
-            outgoing.body = .stream(
-                FileChunks(file: file, length: length).counted(by: counter), length: .known(Int64(length)))
+            if length <= Self.smallBody {
+                // One piece: read now, sent with the request.
+                let whole = try await FileReader(path: file.path, length: length).next() ?? ByteBuffer()
+                return (whole.readableBytes == 0 ? nil : .bytes(whole), whole.readableBytes)
+            }
+            return (
+                .stream(FileChunks(file: file, length: length).counted(by: counter), length: .known(Int64(length))),
+                nil
+            )
         case .stream(let chunks, let length):
-            outgoing.body = .stream(
-                StreamPieces(chunks: chunks, length: length).counted(by: counter),
-                length: length.map { .known(Int64($0)) } ?? .unknown)
+            return (
+                .stream(
+                    StreamPieces(chunks: chunks, length: length).counted(by: counter),
+                    length: length.map { .known(Int64($0)) } ?? .unknown), nil
+            )
         }
-        return outgoing
     }
 
     /// The readable bytes of `buffer` as `Data` without copying them: the `Data` holds the buffer until it
@@ -284,21 +307,25 @@ final class Transfer: TransportControl {
 
 /// Counts the bytes of a request body as the connection takes them, and reports them to the task.
 struct SentCounter: Sendable {
-    let events: TransportEvents
-    let expected: Int?
+    private let report: @Sendable (_ total: Int) -> Void
     private let total = NIOLockedValueBox(0)
 
+    /// Reports to `events`, of `expected` bytes when known.
     init(events: TransportEvents, expected: Int?) {
-        self.events = events
-        self.expected = expected
+        self.init { events.sent(totalBytes: $0, expected: expected) }
+    }
+
+    /// Reports each new total to `report`.
+    init(report: @escaping @Sendable (_ total: Int) -> Void) {
+        self.report = report
     }
 
     func add(_ count: Int) {
-        let total = total.withLockedValue { total in
-            total += count
-            return total
-        }
-        events.sent(totalBytes: total, expected: expected)
+        report(
+            total.withLockedValue { total in
+                total += count
+                return total
+            })
     }
 }
 

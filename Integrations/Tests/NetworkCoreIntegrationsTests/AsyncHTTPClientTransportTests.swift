@@ -84,26 +84,63 @@ struct AsyncHTTPClientTransportTests {
         try await transport.shutdown()
     }
 
-    @Test("a large body in memory is counted as sent piece by piece; a small one once, when the answer comes")
+    @Test(
+        "a body over 256 KB, in memory or a file, is counted as sent piece by piece; one of 256 KB or less goes with its request, counted once when the answer comes"
+    )
     func sentProgress() async throws {
         let server = try LoopbackServer { request in StubResponse(body: Data("\(request.httpBody?.count ?? 0)".utf8)) }
         defer { server.stop() }
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
         let transport = AsyncHTTPClientTransport()
         let pool = TaskPool(configuration: .init(transport: transport))
-        for size in [1_000, 1_000_000] {
-            let log = ProgressLog()
-            let response = try await pool.upload(
-                TestEndpoint(
-                    baseURL: server.baseURL, path: "/up", method: .post,
-                    task: .data(alphabet(size), contentType: "application/octet-stream"))
-            ) { log.append($0) }
-            #expect(response.body == Data("\(size)".utf8))
-            let sent = log.values.map(\.bytesSent).filter { $0 > 0 }
-            #expect(sent.last == size)
-            #expect(sent == sent.sorted())
-            if size > AsyncHTTPClientTransport.smallBody { #expect(Set(sent).count > 1, "\(sent)") }
+        let small = AsyncHTTPClientTransport.smallBody
+        for size in [1_000, small, small + 1, 1_000_000] {
+            let file = scratch.file("body-\(size).bin")
+            try alphabet(size).write(to: file)
+            let tasks: [HTTPTask] = [
+                .data(alphabet(size), contentType: "application/octet-stream"),
+                .file(file, contentType: "application/octet-stream"),
+            ]
+            for task in tasks {
+                let log = ProgressLog()
+                let response = try await pool.upload(
+                    TestEndpoint(baseURL: server.baseURL, path: "/up", method: .post, task: task)
+                ) { log.append($0) }
+                #expect(response.body == Data("\(size)".utf8))
+                let sent = Array(Set(log.values.map(\.bytesSent).filter { $0 > 0 })).sorted()
+                #expect(sent.last == size)
+                // In one write (its end with it, see `smallBody`), the body is counted once; in pieces, piece by piece.
+                #expect(size <= small ? sent == [size] : sent.count > 1, "\(size): \(sent)")
+            }
         }
         try await transport.shutdown()
+    }
+
+    @Test(
+        "a body of 256 KB or less, in memory or a file, goes in one write with its request (its end with it); a larger one, and a stream, go in pieces"
+    )
+    func oneWrite() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let small = AsyncHTTPClientTransport.smallBody
+        let counted = Locked<[Int]>([])
+        let counter = SentCounter { total in counted.withLock { $0.append(total) } }
+        for size in [0, 1_000, small, small + 1, 1_000_000] {
+            let file = scratch.file("body-\(size).bin")
+            try alphabet(size).write(to: file)
+            for body in [RequestBody.data(alphabet(size)), .file(file)] {
+                let (sent, whole) = try await AsyncHTTPClientTransport.body(of: body, counter: counter)
+                #expect(whole == (size <= small ? size : nil), "\(size) \(body.summary)")
+                #expect((sent == nil) == (size == 0))
+            }
+        }
+        let (chunks, feed) = AsyncThrowingStream<Data, any Error>.makeStream()
+        feed.finish()
+        #expect(
+            try await AsyncHTTPClientTransport.body(of: .stream(chunks, length: 0), counter: counter).sentWhole == nil)
+        #expect(try await AsyncHTTPClientTransport.body(of: .none, counter: counter).sentWhole == nil)
+        #expect(counted.withLock { $0 }.isEmpty)  // nothing is counted until the connection takes it
     }
 
     @Test(
