@@ -68,16 +68,11 @@ public final class AsyncHTTPClientTransport: Transport {
     /// Shuts the client down: its connections close, and requests still running fail. Call it once the
     /// pools that use this transport are done; a transport dropped without it shuts its client down then.
     public func shutdown() async throws {
-        guard
-            isShutDown.withLockedValue({ shutDown in
-                !shutDown
-                    && {
-                        shutDown = true; return true
-                    }()
-            })
-        else {
-            return
+        let first = isShutDown.withLockedValue { shutDown in
+            defer { shutDown = true }
+            return !shutDown
         }
+        guard first else { return }
         try await client.shutdown()
     }
 
