@@ -31,10 +31,9 @@ public final class HARRecorder: @unchecked Sendable {
         self.bodyLimit = max(0, bodyLimit)
     }
 
-    /// What a body too large to record is recorded as.
-    private func summary(of body: Data) -> String? {
-        body.count > bodyLimit
-            ? "\(body.count) bytes, not recorded: over the recorder's bodyLimit of \(bodyLimit)" : nil
+    /// What a body of `size` bytes too large to record is recorded as.
+    private func summary(ofSize size: Int) -> String? {
+        size > bodyLimit ? "\(size) bytes, not recorded: over the recorder's bodyLimit of \(bodyLimit)" : nil
     }
 
     /// The archive so far.
@@ -60,10 +59,22 @@ public final class HARRecorder: @unchecked Sendable {
         _ request: URLRequest, response: HTTPURLResponse?, body: Data?, error: (any Error)?, startedAt: Date,
         wait: TimeInterval, receive: TimeInterval
     ) {
+        record(
+            request, response: response, body: body, bodySize: body?.count ?? 0, error: error, startedAt: startedAt,
+            wait: wait, receive: receive)
+    }
+
+    /// Records one request whose response body was `bodySize` bytes, of which `body` holds at least the
+    /// first ``bodyLimit`` (all of them when they are not over it).
+    func record(
+        _ request: URLRequest, response: HTTPURLResponse?, body: Data?, bodySize: Int, error: (any Error)?,
+        startedAt: Date, wait: TimeInterval, receive: TimeInterval
+    ) {
         let secrets = redactor?.secrets(in: request) ?? []
         let entry = HAR.Entry(
             startedDateTime: Self.timestamp(startedAt), time: (wait + receive) * 1000,
-            request: harRequest(request), response: harResponse(response, body: body, scrubbing: secrets),
+            request: harRequest(request),
+            response: harResponse(response, body: body, size: bodySize, scrubbing: secrets),
             cache: HAR.Cache(),
             timings: HAR.Timings(send: 0, wait: wait * 1000, receive: receive * 1000),
             comment: error.map { error in
@@ -94,23 +105,26 @@ public final class HARRecorder: @unchecked Sendable {
     private func postData(_ body: Data, contentType: String?) -> HAR.PostData? {
         guard !body.isEmpty else { return nil }
         let mimeType = contentType ?? "application/octet-stream"
-        if let summary = summary(of: body) { return HAR.PostData(mimeType: mimeType, text: "", comment: summary) }
+        if let summary = summary(ofSize: body.count) {
+            return HAR.PostData(mimeType: mimeType, text: "", comment: summary)
+        }
         let text = redactor?.redact(body: body, contentType: contentType) ?? String(decoding: body, as: UTF8.self)
         return HAR.PostData(mimeType: mimeType, text: text)
     }
 
     /// The response, with sensitive fields redacted and the request's secret values scrubbed
     /// wherever a server echoed them (inside URLs, strings, other JSON).
-    private func harResponse(_ response: HTTPURLResponse?, body: Data?, scrubbing secrets: Set<String>) -> HAR.Response
-    {
+    private func harResponse(
+        _ response: HTTPURLResponse?, body: Data?, size: Int, scrubbing secrets: Set<String>
+    ) -> HAR.Response {
         let body = body ?? Data()
         let headerFields =
             response.map { response in
                 response.allHeaderFields.reduce(into: [String: String]()) { $0["\($1.key)"] = "\($1.value)" }
             } ?? [:]
         let mimeType = response?.value(forHTTPHeaderField: "Content-Type") ?? "application/octet-stream"
-        var content = HAR.Content(size: body.count, mimeType: mimeType, text: nil, encoding: nil)
-        if let summary = summary(of: body) {
+        var content = HAR.Content(size: size, mimeType: mimeType, text: nil, encoding: nil)
+        if let summary = summary(ofSize: size) {
             content.comment = summary
         } else if String(data: body, encoding: .utf8) != nil {
             if let redactor {
@@ -126,7 +140,7 @@ public final class HARRecorder: @unchecked Sendable {
         return HAR.Response(
             status: status, statusText: status == 0 ? "" : HTTPURLResponse.localizedString(forStatusCode: status),
             httpVersion: "HTTP/1.1", cookies: [], headers: headers(headerFields), content: content,
-            redirectURL: response?.value(forHTTPHeaderField: "Location") ?? "", headersSize: -1, bodySize: body.count)
+            redirectURL: response?.value(forHTTPHeaderField: "Location") ?? "", headersSize: -1, bodySize: size)
     }
 
     private func headers(_ fields: [String: String]) -> [HAR.NameValue] {
@@ -146,6 +160,9 @@ public final class HARRecorder: @unchecked Sendable {
 }
 
 /// A transport that passes every request to another and records it in a ``HARRecorder``.
+///
+/// The answer passes through as it arrives, chunk by chunk, so that downloads and streams keep their
+/// memory and back-pressure; the recorder keeps at most its ``HARRecorder/bodyLimit`` of each body.
 public struct RecordingTransport: Transport {
     /// The transport that sends.
     public let base: any Transport
@@ -158,48 +175,58 @@ public struct RecordingTransport: Transport {
         self.recorder = recorder
     }
 
-    /// Sends through the base transport with its body (a file, a form, a stream included), and records
-    /// the exchange once the whole answer has arrived.
+    /// Sends through the base transport with its body (a file, a form, a stream included), passes its
+    /// answer on as it comes, and records the exchange when the transfer ends, however it ends.
     public func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
-        AsyncTransfer(reportingTo: events) { [base] events in
-            let (data, response) = try await record(request, context: events.context.reporting(redirectsTo: events)) {
-                context in
-                try await TransportEvents.collect(from: base, request: request, body: body, context: context).get()
+        let exchange = RecordedExchange(request, recorder: recorder)
+        return base.start(request, body: body, events: TransportEvents(relayingTo: events, tap: exchange.observe))
+    }
+}
+
+/// One exchange recorded as it streams: the wait for its head, the head, and the first bytes of its body
+/// up to the recorder's limit (its size counted whole), written to the recorder when the transfer ends.
+final class RecordedExchange: @unchecked Sendable {
+    // @unchecked Sendable: the `var`s are touched under `lock` only.
+    private let request: URLRequest
+    private let recorder: HARRecorder
+    private let startedAt = Date()
+    private let start = MonotonicClock.now()
+    private let lock = Lock()
+    private var firstByte: UInt64?
+    private var head: HTTPURLResponse?
+    private var kept = Data()
+    private var size = 0
+
+    init(_ request: URLRequest, recorder: HARRecorder) {
+        self.request = request
+        self.recorder = recorder
+    }
+
+    func observe(_ event: TransportEvents.Relayed) {
+        switch event {
+        case .head(let response):
+            lock.withLock {
+                firstByte = firstByte ?? MonotonicClock.now()
+                // A new head starts the body again (a redirect the transport follows itself).
+                head = response
+                kept = Data()
+                size = 0
             }
-            guard events.receive(head: response), !data.isEmpty else { return }
-            events.receive(body: data)
-        }
-    }
-
-    /// Sends through the base transport, timing the wait for the first byte, and records the exchange.
-    public func send(_ request: URLRequest, context: TransportContext) async throws -> (Data, HTTPURLResponse) {
-        try await record(request, context: context) { context in try await base.send(request, context: context) }
-    }
-
-    private func record(
-        _ request: URLRequest, context: TransportContext,
-        sending: (TransportContext) async throws -> (Data, HTTPURLResponse)
-    ) async throws -> (Data, HTTPURLResponse) {
-        let startedAt = Date()
-        let start = MonotonicClock.now()
-        let firstByte = Locked<UInt64?>(nil)
-        let timed = context.observing { progress in
-            if case .response = progress { firstByte.withLock { $0 = $0 ?? MonotonicClock.now() } }
-        }
-        do {
-            let (body, response) = try await sending(timed)
+        case .body(let data):
+            lock.withLock {
+                size += data.count
+                let room = recorder.bodyLimit + 1 - kept.count
+                if room > 0 { kept.append(data.prefix(room)) }
+            }
+        case .end(let error):
+            let seen = lock.withLock { (firstByte: self.firstByte, head: self.head, kept: self.kept, size: self.size) }
             let end = MonotonicClock.now()
-            let first = firstByte.withLock { $0 } ?? end
+            let first = seen.firstByte ?? end
             recorder.record(
-                request, response: response, body: body, error: nil, startedAt: startedAt,
+                request, response: error == nil ? seen.head : nil, body: error == nil ? seen.kept : nil,
+                bodySize: error == nil ? seen.size : 0, error: error, startedAt: startedAt,
                 wait: MonotonicClock.seconds(from: start, to: first),
                 receive: MonotonicClock.seconds(from: first, to: end))
-            return (body, response)
-        } catch {
-            recorder.record(
-                request, response: nil, body: nil, error: error, startedAt: startedAt,
-                wait: MonotonicClock.seconds(from: start, to: MonotonicClock.now()), receive: 0)
-            throw error
         }
     }
 }

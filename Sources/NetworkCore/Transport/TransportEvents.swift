@@ -21,6 +21,18 @@ public final class TransportEvents: @unchecked Sendable {
     enum Owner {
         case attempt(pool: TaskPool, task: DataTask, number: Int, bytesSent: Int)
         case context(TransportContext)
+        /// Passes every event on to other events, showing each to a tap first: a transport that wraps
+        /// another and watches its transfer (``RecordingTransport``).
+        case relay(TransportEvents, tap: @Sendable (Relayed) -> Void)
+    }
+
+    /// What a relay's tap is shown.
+    enum Relayed {
+        case head(HTTPURLResponse)
+        case body(Data)
+        /// The transfer ended: with its whole answer (`nil`), or with an error (`NetworkError.cancelled`
+        /// when the events it relays to took no more).
+        case end((any Error)?)
     }
 
     /// Who is told the answer: the pool's finisher path, or a suspended caller.
@@ -64,7 +76,15 @@ public final class TransportEvents: @unchecked Sendable {
         switch owner {
         case .attempt(_, let task, _, _): taskID = task.id
         case .context(let context): taskID = context.taskID
+        case .relay(let outer, _): taskID = outer.taskID
         }
+    }
+
+    /// Events that pass everything on to `outer`, showing each event to `tap` first.
+    convenience init(relayingTo outer: TransportEvents, tap: @escaping @Sendable (Relayed) -> Void) {
+        self.init(
+            owner: .relay(outer, tap: tap), completion: .pool, redirectPolicy: outer.redirectPolicy,
+            maximumResponseBytes: outer.maximumResponseBytes)
     }
 
     /// What the task is, for transports that take a ``TransportContext`` (``Transport/send(_:context:)``).
@@ -75,6 +95,7 @@ public final class TransportEvents: @unchecked Sendable {
                 taskID: taskID, sample: { [endpoint = task.endpoint] in endpoint.sampleData },
                 redirectPolicy: redirectPolicy, maximumResponseBytes: maximumResponseBytes, onProgress: { _ in })
         case .context(let context): context
+        case .relay(let outer, _): outer.context
         }
     }
 
@@ -83,6 +104,11 @@ public final class TransportEvents: @unchecked Sendable {
     @discardableResult
     public func receive(head response: HTTPURLResponse) -> Bool {
         guard !ended else { return false }
+        if case .relay(let outer, let tap) = owner {
+            head = response
+            tap(.head(response))
+            return relayed(outer.receive(head: response))
+        }
         delivering = false
         if !delivery.isMemory, case .attempt(let pool, _, _, _) = owner,
             pool.configuration.validation.acceptableStatusCodes.contains(response.statusCode)
@@ -117,6 +143,10 @@ public final class TransportEvents: @unchecked Sendable {
     @discardableResult
     public func receive(body data: Data) -> Bool {
         guard !ended else { return false }
+        if case .relay(let outer, let tap) = owner {
+            tap(.body(data))
+            return relayed(outer.receive(body: data))
+        }
         guard head != nil else {
             end(.failure(URLError(.badServerResponse)))
             return false
@@ -149,6 +179,7 @@ public final class TransportEvents: @unchecked Sendable {
 
     /// The server redirected, with `statusCode`, to `url`, and the transport follows.
     public func redirected(statusCode: Int, to url: URL?) {
+        if !ended, case .relay(let outer, _) = owner { return outer.redirected(statusCode: statusCode, to: url) }
         guard !ended, case .attempt(let pool, let task, _, _) = owner else {
             if !ended, case .context(let context) = owner { context.report(.redirect(statusCode: statusCode, to: url)) }
             return
@@ -159,6 +190,7 @@ public final class TransportEvents: @unchecked Sendable {
 
     /// `totalBytes` of the request's body have been sent, of `expected` when it is known.
     public func sent(totalBytes: Int, expected: Int?) {
+        if !ended, case .relay(let outer, _) = owner { return outer.sent(totalBytes: totalBytes, expected: expected) }
         guard !ended, case .attempt(let pool, let task, _, _) = owner else { return }
         pool.recordSent(totalBytes, expected: expected, of: task)
     }
@@ -166,6 +198,10 @@ public final class TransportEvents: @unchecked Sendable {
     /// The transfer ended with the whole answer; without a head, it fails with `URLError(.badServerResponse)`.
     public func finish() {
         guard !ended else { return }
+        if case .relay(let outer, let tap) = owner {
+            endRelay(tap, with: head == nil ? URLError(.badServerResponse) : nil)
+            return outer.finish()
+        }
         guard let head else { return end(.failure(URLError(.badServerResponse))) }
         end(.success((body, head)))
     }
@@ -173,6 +209,10 @@ public final class TransportEvents: @unchecked Sendable {
     /// The transfer failed with `error` (a `URLError` for the network, `CancellationError` when cancelled).
     public func fail(_ error: any Error) {
         guard !ended else { return }
+        if case .relay(let outer, let tap) = owner {
+            endRelay(tap, with: error)
+            return outer.fail(error)
+        }
         end(.failure(error))
     }
 
@@ -195,7 +235,25 @@ public final class TransportEvents: @unchecked Sendable {
         case .context(let context):
             context.report(progress)
             return true
+        case .relay:
+            return true  // a relay passes its events on before this is reached
         }
+    }
+
+    /// A relay's answer from the events it passes on: once they take no more, the relay's transfer is over,
+    /// and its tap is told so.
+    private func relayed(_ accepted: Bool) -> Bool {
+        if !accepted, case .relay(_, let tap) = owner { endRelay(tap, with: NetworkError.cancelled) }
+        return accepted
+    }
+
+    private func endRelay(_ tap: @Sendable (Relayed) -> Void, with error: (any Error)?) {
+        ended = true
+        if let whenEnded {
+            self.whenEnded = nil
+            whenEnded()
+        }
+        tap(.end(error))
     }
 
     private func end(_ result: Result<(Data, HTTPURLResponse), any Error>) {

@@ -190,4 +190,42 @@ struct LoopbackTransportTests {
         #expect(try await pool.send(TestEndpoint(baseURL: server.baseURL, path: "small")).body == Data("ok".utf8))
         #expect(pool.activeTasks.isEmpty)
     }
+
+    @Test(
+        "a recorded stream passes its chunks on as they come, the task running; the archive keeps the limit's worth and the whole size, and a cut one is recorded as failed",
+        arguments: TransportUnderTest.all)
+    func recordedStream(_ transport: TransportUnderTest) async throws {
+        let body = alphabet(600_000)
+        let server = try LoopbackServer { request in
+            request.url?.path == "/cut"
+                ? .closeMidBody(StubResponse(body: body))
+                : .trickled(StubResponse(body: body), pieces: 6, interval: 0.05)
+        }
+        defer { server.stop() }
+        let recorder = HARRecorder(bodyLimit: 1_000)
+        let pool = transport.pool(.init(requestTimeout: 15), recordingInto: recorder)
+        let stream = try await pool.stream(TestEndpoint(baseURL: server.baseURL, path: "/trickle"))
+        var chunks = 0
+        var received = Data()
+        for try await chunk in stream {
+            if chunks == 0 { #expect(stream.task.state == .running) }  // the first chunk came before the end
+            chunks += 1
+            received.append(chunk)
+        }
+        #expect(chunks > 1)
+        #expect(received == body)
+        await #expect(throws: NetworkError.self) {
+            try await pool.send(TestEndpoint(baseURL: server.baseURL, path: "/cut"))
+        }
+        let entries = recorder.har.log.entries
+        #expect(entries.count == 2)
+        let streamed = try #require(entries.first)
+        #expect(streamed.response.status == 200)
+        #expect(streamed.response.bodySize == 600_000)
+        #expect(
+            streamed.response.content.comment == "600000 bytes, not recorded: over the recorder's bodyLimit of 1000")
+        let cut = try #require(entries.last)
+        #expect(cut.response.status == 0)
+        #expect(cut.comment?.hasPrefix("no response:") == true)
+    }
 }
