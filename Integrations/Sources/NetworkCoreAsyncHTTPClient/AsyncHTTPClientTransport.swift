@@ -188,7 +188,7 @@ public final class AsyncHTTPClientTransport: Transport {
                     length: .known(Int64(data.count))), nil
             )
         case .file(let file):
-            let length = try FileReader.length(of: file)
+            let length = try RequestBody.readableLength(of: file)
             if length <= Self.smallBody {
                 // One piece: read now, sent with the request.
                 let whole = try await FileReader(path: file.path, length: length).next() ?? ByteBuffer()

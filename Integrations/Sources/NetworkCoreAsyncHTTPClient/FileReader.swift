@@ -31,21 +31,6 @@ final class FileReader: AsyncIteratorProtocol {
         if descriptor >= 0 { close(descriptor) }
     }
 
-    /// The size of the regular file at `file`, or why it cannot be sent.
-    static func length(of file: URL) throws(NetworkError) -> Int {
-        var isDirectory: ObjCBool = false
-        guard file.isFileURL, FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory) else {
-            throw .fileAccessFailed(path: file.path, reason: "no such file")
-        }
-        guard !isDirectory.boolValue else {
-            throw .fileAccessFailed(path: file.path, reason: "a directory, not a file")
-        }
-        guard let size = RequestBody.file(file).length else {
-            throw .fileAccessFailed(path: file.path, reason: "not readable")
-        }
-        return size
-    }
-
     func next() async throws -> ByteBuffer? {
         guard remaining > 0 else {
             closeFile()

@@ -24,8 +24,11 @@ public enum RequestBody: Sendable {
         }
     }
 
-    /// The size of the regular file at `url`, or why it cannot be sent.
-    static func readableLength(of url: URL) throws(NetworkError) -> Int {
+    /// The size of the regular file at `url`, or why it cannot be sent: a URL that is not a file's, no
+    /// such file, a directory, a file that cannot be read
+    /// (``NetworkError/fileAccessFailed(path:reason:)``). The pool checks file bodies with it before it
+    /// sends; a transport that reads a ``file(_:)`` body itself can too.
+    public static func readableLength(of url: URL) throws(NetworkError) -> Int {
         guard url.isFileURL else { throw .fileAccessFailed(path: url.absoluteString, reason: "not a file URL") }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {

@@ -149,16 +149,6 @@ public struct TransportContext: Sendable {
     /// Reports a redirect that the transport follows.
     public func didRedirect(statusCode: Int, to url: URL?) { report(.redirect(statusCode: statusCode, to: url)) }
 
-    /// The same context, its progress seen by `observer` before it is reported.
-    func observing(_ observer: @escaping @Sendable (Progress) -> Void) -> TransportContext {
-        TransportContext(
-            taskID: taskID, sample: sample, redirectPolicy: redirectPolicy, maximumResponseBytes: maximumResponseBytes
-        ) { [onProgress] progress in
-            observer(progress)
-            onProgress(progress)
-        }
-    }
-
     /// The same context, its progress reported to `events` as well (redirects; bytes and the head are
     /// reported when the answer is).
     func reporting(redirectsTo events: TransportEvents) -> TransportContext {

@@ -117,7 +117,7 @@ struct HTTPBinTests {
 
     @Test("GET echoes every query value exactly as sent", arguments: TransportUnderTest.all)
     func queryEcho(_ transport: TransportUnderTest) async throws {
-        let pool = transport.pool(.init(requestTimeout: 15))
+        let pool = transport.pool()
         let parameters: Parameters = ["q": "a b&c=d+e/f?", "name": "Amélie 東京", "ids": [1, 2], "adult": false]
         let echo = try await pool.send(HTTPBinEndpoint.get(parameters), parser: DecodableParser<Echo>())
         #expect(echo.args?["q"] == .one("a b&c=d+e/f?"))
@@ -128,7 +128,7 @@ struct HTTPBinTests {
 
     @Test("POST JSON is echoed as JSON", arguments: TransportUnderTest.all)
     func postJSON(_ transport: TransportUnderTest) async throws {
-        let pool = transport.pool(.init(requestTimeout: 15))
+        let pool = transport.pool()
         let echo = try await pool.send(
             HTTPBinEndpoint.postJSON(["title": "Fight Club", "year": 1999, "seen": true]),
             parser: DecodableParser<Echo>())
@@ -140,7 +140,7 @@ struct HTTPBinTests {
 
     @Test("POST form is echoed as form fields", arguments: TransportUnderTest.all)
     func postForm(_ transport: TransportUnderTest) async throws {
-        let pool = transport.pool(.init(requestTimeout: 15))
+        let pool = transport.pool()
         let echo = try await pool.send(
             HTTPBinEndpoint.postForm(["user": "ana maria", "note": "1+1=2 & more"]), parser: DecodableParser<Echo>())
         #expect(echo.form?["user"] == .one("ana maria"))
@@ -150,7 +150,7 @@ struct HTTPBinTests {
 
     @Test("the pool's default headers reach the server", arguments: TransportUnderTest.all)
     func defaultHeaders(_ transport: TransportUnderTest) async throws {
-        let pool = transport.pool(.init(requestTimeout: 15))
+        let pool = transport.pool()
         let echo = try await pool.send(HTTPBinEndpoint.headers, parser: DecodableParser<Echo>())
         #expect(echo.headers?["User-Agent"] == "NetworkCore/\(LibraryVersion.current)")
         #expect(echo.headers?["Accept"] == "application/json")
@@ -158,7 +158,7 @@ struct HTTPBinTests {
 
     @Test("/status/503 is an HTTP error with status 503", arguments: TransportUnderTest.all)
     func status503(_ transport: TransportUnderTest) async throws {
-        let pool = transport.pool(.init(requestTimeout: 15))
+        let pool = transport.pool()
         do {
             _ = try await pool.send(HTTPBinEndpoint.status(503))
             Issue.record("503 was accepted")
@@ -176,7 +176,7 @@ struct HTTPBinTests {
         "/delay/3 cancelled by id within 200 ms ends as cancelled, long before the server answers",
         arguments: TransportUnderTest.all)
     func cancelDelay(_ transport: TransportUnderTest) async throws {
-        let pool = transport.pool(.init(requestTimeout: 15))
+        let pool = transport.pool()
         let started = Date()
         let caller = Task { try await pool.send(HTTPBinEndpoint.delay(seconds: 3), id: "slow") }
         // Cancel as soon as the task is registered (well within 200 ms on an idle machine).
@@ -190,7 +190,7 @@ struct HTTPBinTests {
 
     @Test("a 1 s request timeout on /delay/3 is a timeout error", arguments: TransportUnderTest.all)
     func timeout(_ transport: TransportUnderTest) async throws {
-        let pool = transport.pool(.init(requestTimeout: 15))
+        let pool = transport.pool()
         let started = Date()
         do {
             _ = try await pool.send(HTTPBinEndpoint.delay(seconds: 3, timeout: 1))
@@ -205,7 +205,7 @@ struct HTTPBinTests {
 
     @Test("/redirect/3 is followed to /get", arguments: TransportUnderTest.all)
     func redirects(_ transport: TransportUnderTest) async throws {
-        let pool = transport.pool(.init(requestTimeout: 15))
+        let pool = transport.pool()
         let response = try await pool.send(HTTPBinEndpoint.redirect(times: 3))
         #expect(response.statusCode == 200)
         #expect(response.url?.path == "/get")
@@ -213,14 +213,14 @@ struct HTTPBinTests {
 
     @Test("/gzip is decoded", arguments: TransportUnderTest.all)
     func gzip(_ transport: TransportUnderTest) async throws {
-        let pool = transport.pool(.init(requestTimeout: 15))
+        let pool = transport.pool()
         let echo = try await pool.send(HTTPBinEndpoint.gzip, parser: DecodableParser<Echo>())
         #expect(echo.gzipped == true)
     }
 
     @Test("/bearer is 401 without a token and 200 with one", arguments: TransportUnderTest.all)
     func bearer(_ transport: TransportUnderTest) async throws {
-        let pool = transport.pool(.init(requestTimeout: 15))
+        let pool = transport.pool()
         do {
             _ = try await pool.send(HTTPBinEndpoint.bearer(token: nil))
             Issue.record("no token was accepted")
@@ -232,7 +232,7 @@ struct HTTPBinTests {
 
     @Test("100 concurrent sends give 100 results and leave no active task", arguments: TransportUnderTest.all)
     func concurrent(_ transport: TransportUnderTest) async throws {
-        let pool = transport.pool(.init(requestTimeout: 15))
+        let pool = transport.pool()
         let results = await withTaskGroup(of: Int?.self) { group in
             for index in 0..<100 {
                 group.addTask {

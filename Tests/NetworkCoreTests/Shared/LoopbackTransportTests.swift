@@ -203,7 +203,7 @@ struct LoopbackTransportTests {
         }
         defer { server.stop() }
         let recorder = HARRecorder(bodyLimit: 1_000)
-        let pool = transport.pool(.init(requestTimeout: 15), recordingInto: recorder)
+        let pool = transport.pool(recordingInto: recorder)
         let stream = try await pool.stream(TestEndpoint(baseURL: server.baseURL, path: "/trickle"))
         var chunks = 0
         var received = Data()

@@ -45,12 +45,11 @@ enum TransferEndpoint: Endpoint {
     "Transfers against httpbin (real server on 127.0.0.1)",
     .enabled(if: HTTPBin.url != nil, "NETWORKCORE_HTTPBIN_URL is not set; Scripts/test sets it"))
 struct HTTPBinTransferTests {
-
     @Test(
         "a download is written to its file as it arrives, and nothing else is left in the directory",
         arguments: TransportUnderTest.all)
     func download(_ transport: TransportUnderTest) async throws {
-        let pool = transport.pool(.init(requestTimeout: 15))
+        let pool = transport.pool()
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         let destination = scratch.file("range.bin")
@@ -67,7 +66,7 @@ struct HTTPBinTransferTests {
         "a download's progress climbs to the whole length, the last value told before the call returns",
         arguments: TransportUnderTest.all)
     func downloadProgress(_ transport: TransportUnderTest) async throws {
-        let pool = transport.pool(.init(requestTimeout: 15))
+        let pool = transport.pool()
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         let log = ProgressLog()
@@ -104,7 +103,7 @@ struct HTTPBinTransferTests {
 
     @Test("a download replaces a file that was there", arguments: TransportUnderTest.all)
     func downloadReplaces(_ transport: TransportUnderTest) async throws {
-        let pool = transport.pool(.init(requestTimeout: 15))
+        let pool = transport.pool()
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         let destination = scratch.file("range.bin")
@@ -118,7 +117,7 @@ struct HTTPBinTransferTests {
         "an error status is not written: the task fails with it, and no file is left", arguments: TransportUnderTest.all
     )
     func downloadErrorStatus(_ transport: TransportUnderTest) async throws {
-        let pool = transport.pool(.init(requestTimeout: 15))
+        let pool = transport.pool()
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         await #expect(throws: NetworkError.self) {
@@ -136,7 +135,7 @@ struct HTTPBinTransferTests {
         "a stream's lines arrive as httpbin sends them: /stream/5 is five JSON lines", arguments: TransportUnderTest.all
     )
     func streamLines(_ transport: TransportUnderTest) async throws {
-        let pool = transport.pool(.init(requestTimeout: 15))
+        let pool = transport.pool()
         let stream = try await pool.stream(TransferEndpoint.stream(lines: 5))
         #expect(stream.statusCode == 200)
         var ids: [Int] = []
@@ -153,7 +152,7 @@ struct HTTPBinTransferTests {
         "a dripped body arrives in more than one chunk, every byte once, while the task runs",
         arguments: TransportUnderTest.all)
     func drip(_ transport: TransportUnderTest) async throws {
-        let pool = transport.pool(.init(requestTimeout: 15))
+        let pool = transport.pool()
         let stream = try await pool.stream(TransferEndpoint.drip(bytes: 8, seconds: 0.8))
         var chunks = 0
         var bytes = 0
@@ -169,7 +168,7 @@ struct HTTPBinTransferTests {
 
     @Test("a stream whose status is not accepted throws it, with the server's body", arguments: TransportUnderTest.all)
     func streamErrorStatus(_ transport: TransportUnderTest) async throws {
-        let pool = transport.pool(.init(requestTimeout: 15))
+        let pool = transport.pool()
         do {
             _ = try await pool.stream(TransferEndpoint.status(503))
             Issue.record("a 503 stream was returned")
