@@ -17,6 +17,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NetworkCore", package: "NetworkCore"),
                 .product(name: "NetworkCoreAsyncHTTPClient", package: "NetworkCoreIntegrations"),
+                .product(name: "NetworkCoreNIO", package: "NetworkCoreIntegrations"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "AllocatedBytes",
             ]),

@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8)],
     products: [
         .library(name: "NetworkCoreAsyncHTTPClient", targets: ["NetworkCoreAsyncHTTPClient"]),
+        .library(name: "NetworkCoreNIO", targets: ["NetworkCoreNIO"]),
         .library(name: "NetworkCoreLogging", targets: ["NetworkCoreLogging"]),
         .library(name: "NetworkCoreMetrics", targets: ["NetworkCoreMetrics"]),
         .library(name: "NetworkCoreTracing", targets: ["NetworkCoreTracing"]),
@@ -18,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
@@ -28,8 +30,31 @@ let package = Package(
         .target(
             name: "NetworkCoreAsyncHTTPClient",
             dependencies: [
+                "NetworkCoreNIOSupport",
                 .product(name: "NetworkCore", package: "NetworkCore"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]),
+        .target(
+            name: "NetworkCoreNIO",
+            dependencies: [
+                "NetworkCoreNIOSupport",
+                .product(name: "NetworkCore", package: "NetworkCore"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+            ]),
+        // What the SwiftNIO transports share: request bodies read as the connection takes them, response
+        // heads, error translation. Not a product.
+        .target(
+            name: "NetworkCoreNIOSupport",
+            dependencies: [
+                .product(name: "NetworkCore", package: "NetworkCore"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -65,7 +90,7 @@ let package = Package(
         .testTarget(
             name: "NetworkCoreIntegrationsTests",
             dependencies: [
-                "NetworkCoreAsyncHTTPClient", "NetworkCoreLogging", "NetworkCoreMetrics", "NetworkCoreTracing",
+                "NetworkCoreAsyncHTTPClient", "NetworkCoreNIO", "NetworkCoreNIOSupport", "NetworkCoreLogging", "NetworkCoreMetrics", "NetworkCoreTracing",
                 "NetworkCoreOpenAPI", "LoopbackServer",
                 .product(name: "NetworkCore", package: "NetworkCore"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

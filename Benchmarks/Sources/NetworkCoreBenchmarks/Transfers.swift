@@ -6,6 +6,7 @@ import Foundation
 import NIOCore
 import NetworkCore
 import NetworkCoreAsyncHTTPClient
+import NetworkCoreNIO
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -129,8 +130,8 @@ func makeSourceFile(at url: URL, megabytes: Int) throws {
 }
 
 /// The transfers suite: for `--transfer-mb` MiB (1,024 unless told), in `repetitions` rounds, each of curl
-/// and NetworkCore (a pool over `URLSessionTransport`, and one over `AsyncHTTPClientTransport`) downloads
-/// the file to disk and uploads it back,
+/// and NetworkCore (a pool over `URLSessionTransport`, one over `AsyncHTTPClientTransport`, one over
+/// `NIOTransport`) downloads the file to disk and uploads it back,
 /// taking turns in an order that alternates by round. Reports throughput, the ratio to curl, and the
 /// resident memory NetworkCore's process grew by during each transfer.
 func transfers(_ options: Options) async throws -> [Row] {
@@ -150,7 +151,9 @@ func transfers(_ options: Options) async throws -> [Row] {
     let destination = scratch.appendingPathComponent("big.bin")
     let pool = TaskPool(configuration: .init(transport: URLSessionTransport()))
     let chunkedPool = TaskPool(configuration: .init(transport: URLSessionTransport(fileUploads: .chunked)))
-    let nioTransport = AsyncHTTPClientTransport()
+    let ahcTransport = AsyncHTTPClientTransport()
+    let ahcPool = TaskPool(configuration: .init(transport: ahcTransport))
+    let nioTransport = NIOTransport()
     let nioPool = TaskPool(configuration: .init(transport: nioTransport))
     let curl = "/usr/bin/curl"
 
@@ -162,6 +165,7 @@ func transfers(_ options: Options) async throws -> [Row] {
         case chunked = "NetworkCore, chunked"
         case rawAsyncHTTPClient = "AsyncHTTPClient"
         case asyncHTTPClient = "NetworkCore/AHC"
+        case nio = "NetworkCore/NIO"
 
         /// Who takes part: raw URLSession and raw AsyncHTTPClient in downloads (the least each engine does),
         /// a chunked body in uploads.
@@ -202,24 +206,24 @@ func transfers(_ options: Options) async throws -> [Row] {
                     let status = try await RawDownload().download(URL(string: url)!, to: destination)
                     precondition(status == 200, "URLSession download: status \(status)")
                 case (.rawAsyncHTTPClient, _):
-                    let status = try await rawDownload(url, to: destination, with: nioTransport.client)
+                    let status = try await rawDownload(url, to: destination, with: ahcTransport.client)
                     precondition(status == 200, "AsyncHTTPClient download: status \(status)")
-                case (.networkCore, .download), (.chunked, .download), (.asyncHTTPClient, .download):
+                case (.networkCore, .download), (.chunked, .download), (.asyncHTTPClient, .download), (.nio, .download):
                     let before = currentResident()
                     let (response, peak) = try await peakResident {
-                        try await (side == .asyncHTTPClient ? nioPool : pool).download(
+                        try await (side == .asyncHTTPClient ? ahcPool : side == .nio ? nioPool : pool).download(
                             TransferEndpoint(baseURL: options.baseURL, path: "transfer/big.bin"), to: destination)
                     }
                     precondition(response.statusCode == 200, "download: status \(response.statusCode)")
                     growth[key, default: []].append(peak - before)
-                case (.networkCore, .upload), (.chunked, .upload), (.asyncHTTPClient, .upload):
+                case (.networkCore, .upload), (.chunked, .upload), (.asyncHTTPClient, .upload), (.nio, .upload):
                     let before = currentResident()
                     let endpoint = TransferEndpoint(
                         baseURL: options.baseURL, path: "upload/\(name)", method: .put,
                         task: .file(source, contentType: "application/octet-stream"))
                     let (response, peak) = try await peakResident {
-                        try await (side == .chunked ? chunkedPool : side == .asyncHTTPClient ? nioPool : pool).send(
-                            endpoint)
+                        let sender = [.chunked: chunkedPool, .asyncHTTPClient: ahcPool, .nio: nioPool][side] ?? pool
+                        return try await sender.send(endpoint)
                     }
                     precondition((200..<300).contains(response.statusCode), "upload: status \(response.statusCode)")
                     growth[key, default: []].append(peak - before)
@@ -245,7 +249,8 @@ func transfers(_ options: Options) async throws -> [Row] {
     try? FileManager.default.removeItem(at: source)
     try? FileManager.default.removeItem(at: destination)
 
-    try await nioTransport.shutdown()
+    try await ahcTransport.shutdown()
+    await nioTransport.shutdown()
     print("direction  client                MB/s (min/median/max)   ×curl (min/median/max)   resident growth, MB (max)")
     var rows: [Row] = []
     for direction in Direction.allCases {

@@ -4,6 +4,7 @@ import AsyncHTTPClient
 import Foundation
 import NetworkCore
 import NetworkCoreAsyncHTTPClient
+import NetworkCoreNIO
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -118,11 +119,12 @@ enum Client: String, CaseIterable, Sendable {
     case rawControl = "URLSession (control)"
     case networkCore = "NetworkCore/URLSession"
     case networkCoreNIO = "NetworkCore/AsyncHTTPClient"
+    case networkCoreNIOTransport = "NetworkCore/NIOTransport"
     /// `URLSessionTransport` called directly, without the pool: splits NetworkCore's cost into transport and pool.
     case transport = "URLSessionTransport alone"
 
     /// The clients a run measures unless `--clients` names others.
-    static let standard: [Client] = [.raw, .rawControl, .networkCore, .networkCoreNIO]
+    static let standard: [Client] = [.raw, .rawControl, .networkCore, .networkCoreNIO, .networkCoreNIOTransport]
 }
 
 extension CaseIterable {
@@ -247,6 +249,8 @@ final class Clients: Sendable {
     let nioPool: TaskPool
     let transport: URLSessionTransport
     let nioTransport: AsyncHTTPClientTransport
+    let ownNIOTransport = NIOTransport()
+    let ownNIOPool: TaskPool
     let baseURL: String
 
     init(baseURL: String) {
@@ -261,6 +265,7 @@ final class Clients: Sendable {
         nio.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         nioTransport = AsyncHTTPClientTransport(configuration: nio)
         nioPool = TaskPool(configuration: .init(transport: nioTransport))
+        ownNIOPool = TaskPool(configuration: .init(transport: ownNIOTransport))
     }
 
     func call(_ client: Client, _ payload: Payload, index: Int) async throws {
@@ -277,6 +282,10 @@ final class Clients: Sendable {
             _ = try await nioPool.send(endpoint(payload), parser: DecodableParser<Small>(), id: "r\(index)")
         case (.networkCoreNIO, .page):
             _ = try await nioPool.send(endpoint(payload), parser: DecodableParser<Page>(), id: "r\(index)")
+        case (.networkCoreNIOTransport, .small):
+            _ = try await ownNIOPool.send(endpoint(payload), parser: DecodableParser<Small>(), id: "r\(index)")
+        case (.networkCoreNIOTransport, .page):
+            _ = try await ownNIOPool.send(endpoint(payload), parser: DecodableParser<Page>(), id: "r\(index)")
         }
     }
 
@@ -524,6 +533,7 @@ if options.suites.contains("transfers") {
     rows += try await transfers(options)
 }
 try await clients.nioTransport.shutdown()
+await clients.ownNIOTransport.shutdown()
 let encoder = JSONEncoder()
 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
 let output = URL(fileURLWithPath: options.output)

@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NetworkCore
+import NetworkCoreNIOSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -112,10 +113,13 @@ public final class AsyncHTTPClientTransport: Transport {
                 continue
             }
             if let sentWhole { events.sent(totalBytes: sentWhole, expected: sentWhole) }
-            guard events.receive(head: Self.head(of: response, url: current.url ?? request.url)) else { return }
+            let head = HTTPURLResponse.head(
+                status: Int(response.status.code), version: response.version, headers: response.headers,
+                url: current.url ?? request.url)
+            guard events.receive(head: head) else { return }
             for try await buffer in response.body {
                 await transfer.waitWhilePaused()
-                guard events.receive(body: Self.data(sharing: buffer)) else { return }
+                guard events.receive(body: Data(sharing: buffer)) else { return }
             }
             return events.finish()
         }
@@ -127,20 +131,16 @@ public final class AsyncHTTPClientTransport: Transport {
         from request: URLRequest, body: RequestBody, response: HTTPClientResponse, hops: inout Int,
         events: TransportEvents
     ) async throws -> (URLRequest, RequestBody)? {
-        guard [301, 302, 303, 307, 308].contains(response.status.code),
-            let location = response.headers.first(name: "Location"),
-            let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
-            let next = events.redirectPolicy.request(
-                forHop: hops + 1, after: request, statusCode: Int(response.status.code), to: target)
+        guard
+            let (next, nextBody) = events.redirectPolicy.next(
+                after: request, body: body, status: Int(response.status.code),
+                location: response.headers.first(name: "Location"), hop: hops + 1)
         else { return nil }
-        let keepsBody = next.httpMethod == request.httpMethod
-        // A stream is read once: a redirect that would send it again is not followed.
-        if keepsBody, case .stream = body { return nil }
         hops += 1
         // Read to its end, so that the connection serves the next request; a large one is dropped with it.
         _ = try? await response.body.collect(upTo: 1 << 20)
         events.redirected(statusCode: Int(response.status.code), to: next.url)
-        return (next, keepsBody ? body : .none)
+        return (next, nextBody)
     }
 
     /// Bodies up to this size (in memory, or a file read at once) go in one write with the request, and
@@ -206,38 +206,6 @@ public final class AsyncHTTPClientTransport: Transport {
             )
         }
     }
-
-    /// The readable bytes of `buffer` as `Data` without copying them: the `Data` holds the buffer until it
-    /// is freed (a large download moves each chunk to its file without a copy in memory).
-    static func data(sharing buffer: ByteBuffer) -> Data {
-        let count = buffer.readableBytes
-        guard count > 0 else { return Data() }
-        return buffer.withUnsafeReadableBytes { bytes in
-            Data(
-                bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: count,
-                deallocator: .custom { _, _ in withExtendedLifetime(buffer) {} })
-        }
-    }
-
-    /// The response's head as `URLSession` gives it: repeated fields joined with commas.
-    static func head(of response: HTTPClientResponse, url: URL?) -> HTTPURLResponse {
-        var fields: [String: String] = [:]
-        var names: [String: String] = [:]  // lowercased → as first seen
-        for (name, value) in response.headers {
-            let key = name.lowercased()
-            if let seen = names[key] {
-                fields[seen, default: ""] += ", " + value
-            } else {
-                names[key] = name
-                fields[name] = value
-            }
-        }
-        let version = "HTTP/\(response.version.major).\(response.version.minor)"
-        // Both are valid here: a URL from the request, and a status AsyncHTTPClient parsed.
-        return HTTPURLResponse(
-            url: url ?? URL(fileURLWithPath: "/"), statusCode: Int(response.status.code), httpVersion: version,
-            headerFields: fields)!
-    }
 }
 
 // MARK: - The transfer's control
@@ -296,114 +264,4 @@ final class Transfer: TransportControl {
             if !waits { continuation.resume() }
         }
     }
-}
-
-// MARK: - Request bodies
-
-/// Counts the bytes of a request body as the connection takes them, and reports them to the task.
-struct SentCounter: Sendable {
-    private let report: @Sendable (_ total: Int) -> Void
-    private let total = NIOLockedValueBox(0)
-
-    /// Reports to `events`, of `expected` bytes when known.
-    init(events: TransportEvents, expected: Int?) {
-        self.init { events.sent(totalBytes: $0, expected: expected) }
-    }
-
-    /// Reports each new total to `report`.
-    init(report: @escaping @Sendable (_ total: Int) -> Void) {
-        self.report = report
-    }
-
-    func add(_ count: Int) {
-        report(
-            total.withLockedValue { total in
-                total += count
-                return total
-            })
-    }
-}
-
-/// A sequence of byte buffers whose sizes are reported to a ``SentCounter`` as they are taken.
-struct CountedBuffers<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable where Base.Element == ByteBuffer {
-    let base: Base
-    let counter: SentCounter
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var base: Base.AsyncIterator
-        let counter: SentCounter
-
-        mutating func next() async throws -> ByteBuffer? {
-            guard let buffer = try await base.next() else { return nil }
-            counter.add(buffer.readableBytes)
-            return buffer
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), counter: counter) }
-}
-
-extension AsyncSequence where Self: Sendable, Element == ByteBuffer {
-    func counted(by counter: SentCounter) -> CountedBuffers<Self> { CountedBuffers(base: self, counter: counter) }
-}
-
-/// Bytes in memory, in pieces of `pieceSize`.
-struct DataPieces: AsyncSequence, Sendable {
-    let data: Data
-    let pieceSize: Int
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        let data: Data
-        let pieceSize: Int
-        var offset: Int
-
-        mutating func next() async -> ByteBuffer? {
-            guard offset < data.endIndex else { return nil }
-            let end = Swift.min(offset + pieceSize, data.endIndex)
-            defer { offset = end }
-            return ByteBuffer(bytes: data[offset..<end])
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(data: data, pieceSize: pieceSize, offset: data.startIndex)
-    }
-}
-
-/// A stream body's chunks as byte buffers; a stream that gives more or fewer bytes than it announced
-/// fails typed, as it would over `URLSessionTransport`.
-struct StreamPieces: AsyncSequence, Sendable {
-    let chunks: AsyncThrowingStream<Data, any Error>
-    let length: Int?
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var chunks: AsyncThrowingStream<Data, any Error>.AsyncIterator
-        let length: Int?
-        var given = 0
-
-        mutating func next() async throws -> ByteBuffer? {
-            guard let chunk = try await chunks.next() else {
-                if let length, given != length { throw mismatch(length) }
-                return nil
-            }
-            given += chunk.count
-            if let length, given > length { throw mismatch(length) }
-            return ByteBuffer(bytes: chunk)
-        }
-
-        private func mismatch(_ length: Int) -> NetworkError {
-            .encodingFailed(reason: "the request body stream gave \(given) bytes, not the \(length) it announced")
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(chunks: chunks.makeAsyncIterator(), length: length) }
-}
-
-/// A file's contents in pieces, read on a thread of NIO's blocking pool as the connection takes them;
-/// the file is opened by the first read and closed at its end, or when the request is dropped.
-struct FileChunks: AsyncSequence, Sendable {
-    let file: URL
-    let length: Int
-
-    func makeAsyncIterator() -> FileReader { FileReader(path: file.path, length: length) }
 }

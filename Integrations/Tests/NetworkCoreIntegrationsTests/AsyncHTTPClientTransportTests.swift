@@ -8,6 +8,7 @@ import Testing
 
 @testable import NetworkCore
 @testable import NetworkCoreAsyncHTTPClient
+import NetworkCoreNIOSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

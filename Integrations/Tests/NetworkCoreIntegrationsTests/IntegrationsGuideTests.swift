@@ -2,10 +2,12 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOPosix
+import NIOSSL
 import NetworkCore
 import NetworkCoreAsyncHTTPClient
 import NetworkCoreLogging
 import NetworkCoreMetrics
+import NetworkCoreNIO
 import NetworkCoreOpenAPI
 import NetworkCoreTracing
 import Testing
@@ -48,6 +50,15 @@ func integrationsGuide() async throws {
     configuration.httpVersion = .http1Only
     let busy = AsyncHTTPClientTransport(configuration: configuration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
 
+    let files = NIOTransport()
+    let filePool = TaskPool(configuration: .init(transport: files, interceptors: [RetryPolicy()]))
+    try await filePool.download(Catalog.export, to: destination, id: "export-nio")
+    await files.shutdown()
+
+    var tls = TLSConfiguration.makeClientConfiguration()
+    tls.minimumTLSVersion = .tlsv12
+    let tuned = NIOTransport(configuration: .init(tls: tls, maximumReadSize: 4 << 20, maximumIdleConnectionsPerHost: 8))
+
     var catalogLog = Logger(label: "com.example.catalog")
     catalogLog.logLevel = .info
     let observed = TaskPool(
@@ -64,7 +75,7 @@ func integrationsGuide() async throws {
     print(rex.name, petsPool.task(id: "getPet") == nil)
     // GUIDE-END
     try await busy.shutdown()
-    print(observed.activeTasks.count, traced.activeTasks.count)
+    print(observed.activeTasks.count, traced.activeTasks.count, tuned.configuration.maximumReadSize)
 }
 
 @Suite("Docs/Integrations.md")
@@ -87,8 +98,8 @@ struct IntegrationsGuideTests {
         }
         #expect(
             products == [
-                "NetworkCoreAsyncHTTPClient", "NetworkCoreLogging", "NetworkCoreMetrics", "NetworkCoreTracing",
-                "NetworkCoreOpenAPI",
+                "NetworkCoreAsyncHTTPClient", "NetworkCoreNIO", "NetworkCoreLogging", "NetworkCoreMetrics",
+                "NetworkCoreTracing", "NetworkCoreOpenAPI",
             ])
         for product in products { #expect(guide.contains("`\(product)`"), "\(product)") }
     }

@@ -4,8 +4,8 @@ import Testing
 @testable import NetworkCore
 
 /// A transport the shared integration suite (this folder) runs against: the root package's tests run
-/// it over `URLSessionTransport`, the Integrations package's over `AsyncHTTPClientTransport` (each
-/// package lists its own in ``all`` and ``fileUploads``).
+/// it over `URLSessionTransport`, the Integrations package's over `AsyncHTTPClientTransport` and
+/// `NIOTransport` (each package lists its own in ``all`` and ``fileUploads``).
 struct TransportUnderTest: Sendable, CustomTestStringConvertible {
     /// How a test names it: "URLSession", "AsyncHTTPClient"…
     let name: String

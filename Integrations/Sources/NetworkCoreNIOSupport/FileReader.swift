@@ -12,17 +12,17 @@ import NetworkCore
 #endif
 
 /// Reads a file of `length` bytes in pieces, on a thread of NIO's blocking pool, one piece a call:
-/// AsyncHTTPClient asks for the next piece once the connection has taken the last. The file is opened
+/// a transport asks for the next piece once the connection has taken the last. The file is opened
 /// by the first read and closed after the last, or when the reader is dropped (a cancelled request).
-final class FileReader: AsyncIteratorProtocol {
+package final class FileReader: AsyncIteratorProtocol {
     /// The size of a piece.
-    static let pieceSize = 256 << 10
+    package static let pieceSize = 256 << 10
 
     private let path: String
     private var remaining: Int
     private var descriptor: CInt = -1
 
-    init(path: String, length: Int) {
+    package init(path: String, length: Int) {
         self.path = path
         remaining = length
     }
@@ -31,7 +31,7 @@ final class FileReader: AsyncIteratorProtocol {
         if descriptor >= 0 { close(descriptor) }
     }
 
-    func next() async throws -> ByteBuffer? {
+    package func next() async throws -> ByteBuffer? {
         guard remaining > 0 else {
             closeFile()
             return nil

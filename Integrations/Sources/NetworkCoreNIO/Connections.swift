@@ -1,0 +1,245 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOHTTPCompression
+import NIOPosix
+import NIOSSL
+import NetworkCore
+
+/// A connection to an origin, its pipeline ready for exchanges.
+struct Connection: Sendable {
+    let channel: any Channel
+    let origin: ConnectionPool.Origin
+}
+
+/// The transport's connections: made as requests need them, kept open when idle for the next request to
+/// the same origin, up to a number per origin and for a while.
+final class ConnectionPool: Sendable {
+    /// Scheme, host and port: what a connection can serve.
+    struct Origin: Hashable, Sendable {
+        let secure: Bool
+        let host: String
+        let port: Int
+    }
+
+    private struct Idle {
+        let connection: Connection
+        let expiry: Scheduled<Void>
+    }
+
+    private struct State {
+        var idle: [Origin: [Idle]] = [:]
+        var shutDown = false
+        /// The TLS context, made when the first `https` request needs it.
+        var tls: NIOSSLContext?
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let configuration: NIOTransport.Configuration
+    private let group: any EventLoopGroup
+
+    init(configuration: NIOTransport.Configuration, group: any EventLoopGroup) {
+        self.configuration = configuration
+        self.group = group
+    }
+
+    /// An idle connection to `origin` if one is open (`reused`), else a new one, made within `timeout`.
+    /// The connection being made is adopted by `transfer`, so that cancelling it stops the connecting.
+    func connection(
+        to origin: Origin, timeout: TimeAmount, transfer: Transfer
+    ) async throws -> (
+        Connection, reused: Bool
+    ) {
+        let idle = try state.withLockedValue { state throws -> Idle? in
+            guard !state.shutDown else { throw TransportShutDown() }
+            while let idle = state.idle[origin]?.popLast() {
+                if idle.connection.channel.isActive { return idle }
+                idle.expiry.cancel()
+            }
+            return nil
+        }
+        if let idle {
+            idle.expiry.cancel()
+            return (idle.connection, true)
+        }
+        return (try await connect(to: origin, timeout: timeout, transfer: transfer), false)
+    }
+
+    /// Takes a connection back after a complete exchange: kept for the next request to its origin, or
+    /// closed when the pool is shut down or has enough idle ones.
+    func release(_ connection: Connection) {
+        let channel = connection.channel
+        let expiry = channel.eventLoop.scheduleTask(
+            in: TimeAmount.nanoseconds(Int64(configuration.idleConnectionTimeout * 1e9))
+        ) {
+            [weak self] in
+            self?.forget(channel)
+            channel.close(promise: nil)
+        }
+        let kept = state.withLockedValue { state in
+            guard !state.shutDown, channel.isActive,
+                state.idle[connection.origin, default: []].count < configuration.maximumIdleConnectionsPerHost
+            else { return false }
+            state.idle[connection.origin, default: []].append(Idle(connection: connection, expiry: expiry))
+            return true
+        }
+        if !kept {
+            expiry.cancel()
+            channel.close(promise: nil)
+        }
+    }
+
+    /// Refuses new requests and closes the idle connections.
+    func shutdown() async {
+        let idle = state.withLockedValue { state in
+            state.shutDown = true
+            return state.idle.values.flatMap { $0 }
+        }
+        for connection in idle { connection.expiry.cancel() }
+        for connection in idle { try? await connection.connection.channel.close() }
+    }
+
+    /// Closes the idle connections without waiting.
+    func closeIdle() {
+        let idle = state.withLockedValue { state in
+            defer { state.idle = [:] }
+            return state.idle.values.flatMap { $0 }
+        }
+        for connection in idle {
+            connection.expiry.cancel()
+            connection.connection.channel.close(promise: nil)
+        }
+    }
+
+    /// Drops `channel` from the idle connections: it closed.
+    private func forget(_ channel: any Channel) {
+        state.withLockedValue { state in
+            for (origin, idle) in state.idle where idle.contains(where: { $0.connection.channel === channel }) {
+                state.idle[origin]?.removeAll { $0.connection.channel === channel }
+            }
+        }
+    }
+
+    private func connect(to origin: Origin, timeout: TimeAmount, transfer: Transfer) async throws -> Connection {
+        let tls = origin.secure ? try tlsContext() : nil
+        // Server Name Indication and the certificate's name check take a host name, never an address.
+        let serverName = (try? SocketAddress(ipAddress: origin.host, port: 0)) == nil ? origin.host : nil
+        let decompression = configuration.decompression
+        let largest = max(configuration.maximumReadSize, 1 << 14)
+        let channel = try await ClientBootstrap(group: group)
+            .connectTimeout(timeout)
+            .channelOption(
+                ChannelOptions.recvAllocator,
+                value: AdaptiveRecvByteBufferAllocator(minimum: 1 << 10, initial: 1 << 14, maximum: largest)
+            )
+            .channelInitializer { channel in
+                guard transfer.adopt(channel) else { return channel.eventLoop.makeFailedFuture(CancellationError()) }
+                return channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    if let tls {
+                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
+                    }
+                    try pipeline.addHTTPClientHandlers()
+                    if decompression { try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .none)) }
+                    try pipeline.addHandler(ExchangeHandler())
+                }
+            }
+            .connect(host: origin.host, port: origin.port).get()
+        channel.closeFuture.whenComplete { [weak self] _ in self?.forget(channel) }
+        return Connection(channel: channel, origin: origin)
+    }
+
+    private func tlsContext() throws -> NIOSSLContext {
+        try state.withLockedValue { state in
+            if let tls = state.tls { return tls }
+            let tls = try NIOSSLContext(configuration: configuration.tls)
+            state.tls = tls
+            return tls
+        }
+    }
+}
+
+/// A request sent after ``NIOTransport/shutdown()``.
+struct TransportShutDown: Error, CustomStringConvertible {
+    var description: String { "the NIOTransport was shut down: it sends no more requests" }
+}
+
+/// A running request: cancelling it cancels its Swift task and closes its connection; pausing it stops
+/// reading the response body until it is resumed.
+final class Transfer: TransportControl {
+    private struct State {
+        var task: Task<Void, Never>?
+        var channel: (any Channel)?
+        var cancelled = false
+        var paused = false
+    }
+    private let state = NIOLockedValueBox(State())
+
+    /// Whether the transfer was cancelled.
+    var isCancelled: Bool { state.withLockedValue { $0.cancelled } }
+
+    /// The task that runs the request; cancelled at once if the transfer already was.
+    func attach(_ task: Task<Void, Never>) {
+        let cancelled = state.withLockedValue { state in
+            state.task = task
+            return state.cancelled
+        }
+        if cancelled { task.cancel() }
+    }
+
+    /// A connection being made for the transfer: cancelling closes it. Returns `false` if the transfer
+    /// was cancelled already.
+    func adopt(_ channel: any Channel) -> Bool {
+        state.withLockedValue { state in
+            guard !state.cancelled else { return false }
+            state.channel = channel
+            return true
+        }
+    }
+
+    /// The connection the exchange runs on, paused if the transfer is. Returns `false` if the transfer
+    /// was cancelled.
+    func attach(_ channel: any Channel) -> Bool {
+        state.withLockedValue { state in
+            guard !state.cancelled else { return false }
+            state.channel = channel
+            if state.paused { channel.triggerUserOutboundEvent(ExchangeHandler.Control.pause, promise: nil) }
+            return true
+        }
+    }
+
+    /// The exchange on `channel` is over; returns whether the transfer still runs (its connection may then
+    /// serve another).
+    func detach(_ channel: any Channel) -> Bool {
+        state.withLockedValue { state in
+            if state.channel === channel { state.channel = nil }
+            return !state.cancelled
+        }
+    }
+
+    func cancel() {
+        let task = state.withLockedValue { state in
+            state.cancelled = true
+            // Closing only schedules the close on the connection's event loop, or runs it there.
+            state.channel?.close(promise: nil)
+            state.channel = nil
+            return state.task
+        }
+        task?.cancel()
+    }
+
+    func pauseReceiving() {
+        state.withLockedValue { state in
+            state.paused = true
+            state.channel?.triggerUserOutboundEvent(ExchangeHandler.Control.pause, promise: nil)
+        }
+    }
+
+    func resumeReceiving() {
+        state.withLockedValue { state in
+            state.paused = false
+            state.channel?.triggerUserOutboundEvent(ExchangeHandler.Control.resume, promise: nil)
+        }
+    }
+}

@@ -1,0 +1,330 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import NetworkCore
+import NetworkCoreNIOSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Sends a pool's requests over HTTP/1.1 on SwiftNIO directly: NetworkCore's own engine for bulk
+/// transfers, reading up to a megabyte at a time from each connection (``Configuration/maximumReadSize``)
+/// and handing each piece to the task on the connection's thread, without a copy and without a hop.
+///
+/// ```swift
+/// let transport = NIOTransport()
+/// let pool = TaskPool(configuration: .init(transport: transport))
+/// // … send through the pool …
+/// await transport.shutdown()
+/// ```
+///
+/// What it does:
+/// - `http` and `https` (TLS from ``Configuration/tls``, the system's trust roots by default), HTTP/1.1;
+///   connections kept alive and reused per origin (``Configuration/maximumIdleConnectionsPerHost``);
+///   a reused connection that the server had closed is replaced once, for a body that can be sent again;
+/// - bodies stream both ways: a file or a stream is read as the connection takes it; a response body
+///   goes to the pool as it arrives, and reading stops while a stream's consumer falls behind;
+/// - follows redirects itself, as the task's ``RedirectPolicy`` says;
+/// - the request's `timeoutInterval` (the endpoint's `timeout`) bounds connecting and each wait for
+///   the server's next bytes, as in `URLSession`;
+/// - compressed answers (`gzip`, `deflate`) are decoded (``Configuration/decompression``);
+/// - errors are `URLError`s with the codes ``RetryPolicy`` knows, SwiftNIO's own error underneath;
+/// - keeps no cookies and no cache, and uses no proxy.
+///
+/// A download's file is written on the connection's event loop thread as the body arrives, as `curl`
+/// does on its one thread: the page cache takes it at once, but a slow disk holds that loop's other
+/// connections meanwhile. Give the transport an event loop group of its own where that matters.
+public final class NIOTransport: Transport {
+    /// How the transport connects and reads.
+    public struct Configuration: Sendable {
+        /// TLS for `https` requests. Default: `TLSConfiguration.makeClientConfiguration()`, which
+        /// verifies the server's certificate and name against the system's trust roots.
+        public var tls: TLSConfiguration
+        /// The most bytes one read takes from a connection; reads start small and grow to this while the
+        /// server sends faster than the transport reads. Default: 1 MiB.
+        public var maximumReadSize: Int
+        /// How many idle connections are kept open per origin for the next requests. Default: 64.
+        public var maximumIdleConnectionsPerHost: Int
+        /// How long an idle connection is kept before it is closed. Default: 60 s.
+        public var idleConnectionTimeout: TimeInterval
+        /// Whether compressed answers are decoded: requests then say `Accept-Encoding: deflate, gzip`
+        /// and the pool sees the decoded body. Default: `true`, as `URLSession` does.
+        public var decompression: Bool
+
+        /// A configuration; every argument has the default its property describes.
+        public init(
+            tls: TLSConfiguration = .makeClientConfiguration(), maximumReadSize: Int = 1 << 20,
+            maximumIdleConnectionsPerHost: Int = 64, idleConnectionTimeout: TimeInterval = 60,
+            decompression: Bool = true
+        ) {
+            self.tls = tls
+            self.maximumReadSize = maximumReadSize
+            self.maximumIdleConnectionsPerHost = maximumIdleConnectionsPerHost
+            self.idleConnectionTimeout = idleConnectionTimeout
+            self.decompression = decompression
+        }
+    }
+
+    /// How this transport connects and reads.
+    public let configuration: Configuration
+    private let connections: ConnectionPool
+
+    /// Creates a transport whose connections run on `eventLoopGroup` (SwiftNIO's shared group, one
+    /// thread per core, unless told otherwise). The group is not the transport's: it stays up after
+    /// ``shutdown()``.
+    public init(
+        configuration: Configuration = Configuration(),
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) {
+        self.configuration = configuration
+        connections = ConnectionPool(configuration: configuration, group: eventLoopGroup)
+    }
+
+    /// Closes the idle connections; requests sent afterwards fail at once (a `URLError` saying the
+    /// transport was shut down), requests running finish and their connections close. A transport dropped without it closes its idle
+    /// connections then.
+    public func shutdown() async {
+        await connections.shutdown()
+    }
+
+    deinit {
+        connections.closeIdle()
+    }
+
+    /// Starts `request` in a Swift task of its own; its head and body chunks are reported from the
+    /// connection's event loop, its end from that task.
+    public func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
+        let transfer = Transfer()
+        transfer.attach(
+            Task { [self] in
+                do {
+                    try await run(request, body: body, events: events, transfer: transfer)
+                } catch {
+                    events.fail(FailureTranslation.translate(error, cancelled: transfer.isCancelled))
+                }
+            })
+        return transfer
+    }
+
+    /// Sends `request` and the requests its redirects lead to, until the answer.
+    private func run(_ request: URLRequest, body: RequestBody, events: TransportEvents, transfer: Transfer) async throws
+    {
+        var (request, body, hops) = (request, body, 0)
+        while true {
+            switch try await exchange(request, body: body, hops: hops, events: events, transfer: transfer) {
+            case .answered: return events.finish()
+            case .stopped: return
+            case .redirected(let next, let nextBody): (request, body, hops) = (next, nextBody, hops + 1)
+            }
+        }
+    }
+
+    /// One request and its response on a connection of the pool, sent again once on a new connection
+    /// when a reused one turns out to have been closed by the server before it answered.
+    private func exchange(
+        _ request: URLRequest, body: RequestBody, hops: Int, events: TransportEvents, transfer: Transfer
+    ) async throws -> Exchange.Outcome {
+        guard let url = request.url, let target = Target(url) else { throw URLError(.badURL) }
+        let head = try Self.head(of: request, target: target, body: body)
+        let timeout = Self.timeout(of: request)
+        var replaced = false
+        while true {
+            let (connection, reused) = try await connections.connection(
+                to: target.origin, timeout: timeout ?? TimeAmount.seconds(60), transfer: transfer)
+            guard transfer.attach(connection.channel) else {
+                connection.channel.close(promise: nil)
+                throw CancellationError()
+            }
+            let exchange = Exchange(
+                request: request, body: body, hops: hops, events: events, timeout: timeout,
+                promise: connection.channel.eventLoop.makePromise())
+            do {
+                let end = try await Self.perform(exchange, head: head, on: connection.channel)
+                if transfer.detach(connection.channel), end.reusable {
+                    connections.release(connection)
+                } else {
+                    connection.channel.close(promise: nil)
+                }
+                return end.outcome
+            } catch is ConnectionClosedBeforeAnswer where reused && !replaced && body.canBeSentAgain {
+                _ = transfer.detach(connection.channel)
+                replaced = true
+            } catch {
+                _ = transfer.detach(connection.channel)
+                connection.channel.close(promise: nil)
+                throw error is ConnectionClosedBeforeAnswer ? URLError(.networkConnectionLost) : error
+            }
+        }
+    }
+
+    /// Writes the request's head and body, then waits for the exchange's end. A body of up to 256 KB goes
+    /// in one write with the head; a larger one in pieces, the next read while the last is written, until
+    /// the whole body is sent or the server has answered.
+    private static func perform(
+        _ exchange: Exchange, head: HTTPRequestHead, on channel: any Channel
+    ) async throws
+        -> Exchange.End
+    {
+        let events = exchange.events
+        switch try await Self.sending(exchange.body) {
+        case .inline(let buffer):
+            channel.write(ExchangeHandler.Outgoing.begin(exchange, head), promise: nil)
+            let count = buffer.readableBytes
+            guard count > 0 else {
+                channel.writeAndFlush(ExchangeHandler.Outgoing.end, promise: nil)
+                break
+            }
+            channel.write(ExchangeHandler.Outgoing.body(buffer), promise: nil)
+            let written = channel.eventLoop.makePromise(of: Void.self)
+            written.futureResult.whenSuccess { events.sent(totalBytes: count, expected: count) }
+            channel.writeAndFlush(ExchangeHandler.Outgoing.end, promise: written)
+        case .pieces(let pieces):
+            channel.writeAndFlush(ExchangeHandler.Outgoing.begin(exchange, head), promise: nil)
+            let counter = SentCounter(events: events, expected: exchange.body.length)
+            var pieces = pieces.makeAsyncIterator()
+            // One piece is written while the next is read; a failed write means a failed connection, and
+            // the exchange's end says how.
+            var writing: (EventLoopFuture<Void>, count: Int)?
+            do {
+                while !exchange.isOver, let piece = try await pieces.next() {
+                    if let (written, count) = writing {
+                        guard (try? await written.get()) != nil else { break }
+                        counter.add(count)
+                    }
+                    let written = channel.eventLoop.makePromise(of: Void.self)
+                    channel.writeAndFlush(ExchangeHandler.Outgoing.body(piece), promise: written)
+                    writing = (written.futureResult, piece.readableBytes)
+                }
+                if let (written, count) = writing, (try? await written.get()) != nil { counter.add(count) }
+                if !exchange.isOver { channel.writeAndFlush(ExchangeHandler.Outgoing.end, promise: nil) }
+            } catch {
+                // The body could not be read (a file that shrank, a stream that failed): the request is cut.
+                channel.close(promise: nil)
+                _ = try? await exchange.promise.futureResult.get()
+                throw error
+            }
+        }
+        return try await exchange.promise.futureResult.get()
+    }
+
+    /// How a body is sent: whole with the head (none, bytes or a file of up to 256 KB, read now), or in
+    /// pieces read as the connection takes them.
+    private enum Sending {
+        case inline(ByteBuffer)
+        case pieces(AnyAsyncSequence)
+    }
+
+    private static func sending(_ body: RequestBody) async throws -> Sending {
+        switch body {
+        case .none:
+            return .inline(ByteBuffer())
+        case .data(let data) where data.count <= FileReader.pieceSize:
+            return .inline(ByteBuffer(bytes: data))
+        case .data(let data):
+            return .pieces(AnyAsyncSequence(DataPieces(data: data, pieceSize: FileReader.pieceSize)))
+        case .file(let url):
+            let length = try RequestBody.readableLength(of: url)
+            guard length <= FileReader.pieceSize else {
+                return .pieces(AnyAsyncSequence(FileChunks(file: url, length: length)))
+            }
+            return .inline(try await FileReader(path: url.path, length: length).next() ?? ByteBuffer())
+        case .stream(let chunks, let length):
+            return .pieces(AnyAsyncSequence(StreamPieces(chunks: chunks, length: length)))
+        }
+    }
+
+    /// The request's head as it goes on the wire: `Host` first, then the request's fields, its body's length
+    /// (`Transfer-Encoding: chunked` for a stream of unknown length).
+    static func head(of request: URLRequest, target: Target, body: RequestBody) throws -> HTTPRequestHead {
+        let method = request.httpMethod ?? "GET"
+        var headers = HTTPHeaders()
+        let fields = request.allHTTPHeaderFields ?? [:]
+        if !fields.keys.contains(where: { $0.caseInsensitiveCompare("Host") == .orderedSame }) {
+            headers.add(name: "Host", value: target.hostField)
+        }
+        for (name, value) in fields { headers.add(name: name, value: value) }
+        headers.remove(name: "Content-Length")
+        headers.remove(name: "Transfer-Encoding")
+        let length: Int?
+        switch body {
+        case .none: length = ["POST", "PUT", "PATCH"].contains(method.uppercased()) ? 0 : nil
+        case .data(let data): length = data.count
+        case .file(let url): length = try RequestBody.readableLength(of: url)
+        case .stream(_, let announced): length = announced
+        }
+        if let length {
+            headers.add(name: "Content-Length", value: String(length))
+        } else if case .stream = body {
+            headers.add(name: "Transfer-Encoding", value: "chunked")
+        }
+        return HTTPRequestHead(
+            version: .http1_1, method: HTTPMethod(rawValue: method), uri: target.uri, headers: headers)
+    }
+
+    /// How long to wait for a connection and for each of the server's next bytes: the request's
+    /// `timeoutInterval`; `nil` for none.
+    static func timeout(of request: URLRequest) -> TimeAmount? {
+        let seconds = request.timeoutInterval
+        guard seconds > 0, seconds < 86_400 * 365 else { return nil }
+        return TimeAmount.nanoseconds(Int64(seconds * 1e9))
+    }
+}
+
+extension RequestBody {
+    /// Whether the body can be sent again on another connection: a stream is read once.
+    var canBeSentAgain: Bool {
+        if case .stream = self { return false }
+        return true
+    }
+}
+
+/// Where a request goes: its origin, the `Host` field and the request target (path and query).
+struct Target {
+    let origin: ConnectionPool.Origin
+    let hostField: String
+    let uri: String
+
+    init?(_ url: URL) {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            var host = url.host, !host.isEmpty
+        else { return nil }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let secure = scheme == "https"
+        let port = url.port ?? (secure ? 443 : 80)
+        origin = ConnectionPool.Origin(secure: secure, host: host, port: port)
+        let written = host.contains(":") ? "[\(host)]" : host
+        hostField = url.port == nil || port == (secure ? 443 : 80) ? written : "\(written):\(port)"
+        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        let path = components?.percentEncodedPath ?? ""
+        uri = (path.isEmpty ? "/" : path) + (components?.percentEncodedQuery.map { "?" + $0 } ?? "")
+    }
+}
+
+/// A reused connection closed before any of the answer arrived: the server had closed it while idle.
+struct ConnectionClosedBeforeAnswer: Error {}
+
+/// Any sequence of byte buffers, boxed.
+struct AnyAsyncSequence: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    private let make: @Sendable () -> AsyncIterator
+
+    init<Base: AsyncSequence & Sendable>(_ base: Base) where Base.Element == ByteBuffer {
+        make = { AsyncIterator(base.makeAsyncIterator()) }
+    }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        private let step: () async throws -> ByteBuffer?
+
+        init<Base: AsyncIteratorProtocol>(_ base: Base) where Base.Element == ByteBuffer {
+            var base = base
+            step = { try await base.next() }
+        }
+
+        mutating func next() async throws -> ByteBuffer? { try await step() }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { make() }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import NetworkCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A SwiftNIO transport's failures as the pool and its ``RetryPolicy`` read them.
+package enum FailureTranslation {
+    /// `error` as a `URLError` with the code `URLSession` would give for the same fault, the engine's own
+    /// error underneath (its description, not the URL, which may carry a secret); `specific` names the
+    /// code of an engine's own errors first. NetworkCore's own errors (a file that cannot be read) and
+    /// `URLError`s pass as they are.
+    package static func translate(
+        _ error: any Error, cancelled: Bool, specific: (any Error) -> URLError.Code? = { _ in nil }
+    ) -> any Error {
+        if cancelled || error is CancellationError { return URLError(.cancelled) }
+        if error is NetworkError || error is URLError { return error }
+        return URLError(
+            specific(error) ?? code(for: error),
+            userInfo: [NSLocalizedDescriptionKey: "\(error)", NSUnderlyingErrorKey: error])
+    }
+
+    /// The `URLError` code of a SwiftNIO error.
+    static func code(for error: any Error) -> URLError.Code {
+        switch error {
+        case let error as NIOConnectionError:
+            return error.connectionErrors.isEmpty && (error.dnsAError != nil || error.dnsAAAAError != nil)
+                ? .cannotFindHost : .cannotConnectToHost
+        case is NIOSSLError, is BoringSSLError:
+            return .secureConnectionFailed
+        case let error as IOError:
+            switch error.errnoCode {
+            case ECONNREFUSED: return .cannotConnectToHost
+            case ETIMEDOUT: return .timedOut
+            default: return .networkConnectionLost
+            }
+        case let error as ChannelError:
+            switch error {
+            case .connectTimeout: return .timedOut
+            default: return .networkConnectionLost
+            }
+        case let error as HTTPParserError:
+            // The connection closed before the body's announced end: the body was cut.
+            return error == .invalidEOFState ? .networkConnectionLost : .badServerResponse
+        default:
+            return .unknown
+        }
+    }
+}

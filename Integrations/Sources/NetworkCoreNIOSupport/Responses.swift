@@ -1,0 +1,64 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NetworkCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension Data {
+    /// The readable bytes of `buffer` without copying them: the `Data` holds the buffer until it is freed
+    /// (a large download moves each chunk to its file without a copy in memory).
+    package init(sharing buffer: ByteBuffer) {
+        let count = buffer.readableBytes
+        guard count > 0 else {
+            self.init()
+            return
+        }
+        self = buffer.withUnsafeReadableBytes { bytes in
+            Data(
+                bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: count,
+                deallocator: .custom { _, _ in withExtendedLifetime(buffer) {} })
+        }
+    }
+}
+
+extension HTTPURLResponse {
+    /// A response head as `URLSession` gives it: repeated fields joined with commas, under the name they
+    /// were first seen with.
+    package static func head(status: Int, version: HTTPVersion, headers: HTTPHeaders, url: URL?) -> HTTPURLResponse {
+        var fields: [String: String] = [:]
+        var names: [String: String] = [:]  // lowercased → as first seen
+        for (name, value) in headers {
+            let key = name.lowercased()
+            if let seen = names[key] {
+                fields[seen, default: ""] += ", " + value
+            } else {
+                names[key] = name
+                fields[name] = value
+            }
+        }
+        // Both are valid here: a URL from the request, and a status the HTTP parser read.
+        return HTTPURLResponse(
+            url: url ?? URL(fileURLWithPath: "/"), statusCode: status,
+            httpVersion: "HTTP/\(version.major).\(version.minor)", headerFields: fields)!
+    }
+}
+
+extension RedirectPolicy {
+    /// The request to send next, and its body, when an answer with `status` and `location` is a redirect
+    /// this policy follows as hop `hop`; `nil` when it is the answer. A 307 or 308 keeps the method and
+    /// the body, but a stream body, read once, cannot be sent again: its redirect is the answer.
+    package func next(
+        after request: URLRequest, body: RequestBody, status: Int, location: String?, hop: Int
+    ) -> (URLRequest, RequestBody)? {
+        guard [301, 302, 303, 307, 308].contains(status), let location,
+            let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
+            let next = self.request(forHop: hop, after: request, statusCode: status, to: target)
+        else { return nil }
+        let keepsBody = next.httpMethod == request.httpMethod
+        if keepsBody, case .stream = body { return nil }
+        return (next, keepsBody ? body : .none)
+    }
+}

@@ -1,0 +1,283 @@
+import Foundation
+import LoopbackServer
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import Testing
+
+@testable import NetworkCore
+@testable import NetworkCoreNIO
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite("NIOTransport: request heads, kept-alive connections, back-pressure, TLS, shutdown")
+struct NIOTransportTests {
+    @Test("the request head: Host first (no default port, IPv6 in brackets), the query as written, the body's length")
+    func requestHeads() throws {
+        func head(
+            _ url: String, method: String = "GET", body: RequestBody = .none, fields: [String: String] = [:]
+        )
+            throws -> HTTPRequestHead
+        {
+            var request = URLRequest(url: URL(string: url)!)
+            request.httpMethod = method
+            for (name, value) in fields { request.setValue(value, forHTTPHeaderField: name) }
+            return try NIOTransport.head(of: request, target: try #require(Target(request.url!)), body: body)
+        }
+        let plain = try head("http://example.com/a/b%20c?q=1%2B1&x=%C3%A9")
+        #expect(plain.uri == "/a/b%20c?q=1%2B1&x=%C3%A9")
+        #expect(plain.headers.first?.name == "Host")
+        #expect(plain.headers["Host"] == ["example.com"])
+        #expect(plain.headers["Content-Length"].isEmpty)
+        #expect(try head("https://example.com:443").headers["Host"] == ["example.com"])
+        #expect(try head("https://example.com").uri == "/")
+        #expect(try head("http://127.0.0.1:8080/x").headers["Host"] == ["127.0.0.1:8080"])
+        #expect(try head("http://[::1]:8080/x").headers["Host"] == ["[::1]:8080"])
+        #expect(Target(URL(string: "http://[::1]:8080/x")!)?.origin.host == "::1")
+        #expect(try head("http://example.com", method: "POST").headers["Content-Length"] == ["0"])
+        let data = try head(
+            "http://example.com", method: "PUT", body: .data(Data(count: 5)), fields: ["Content-Length": "99"])
+        #expect(data.headers["Content-Length"] == ["5"])
+        let stream = try head(
+            "http://example.com", method: "POST", body: .stream(AsyncThrowingStream { $0.finish() }, length: nil))
+        #expect(stream.headers["Transfer-Encoding"] == ["chunked"])
+        #expect(stream.headers["Content-Length"].isEmpty)
+        #expect(Target(URL(string: "ftp://example.com/file")!) == nil)
+        #expect(Target(URL(string: "file:///tmp/x")!) == nil)
+    }
+
+    @Test("requests one after another share one kept-alive connection; with no idle connections kept, each has its own")
+    func connectionsAreReused() async throws {
+        let server = try await TestServer.start()
+        defer { server.stop() }
+        let pool = TaskPool(configuration: .init(transport: NIOTransport()))
+        for index in 0..<5 {
+            let response = try await pool.send(TestEndpoint(baseURL: server.baseURL, path: "n\(index)"))
+            #expect(response.body == Data("/n\(index)".utf8))
+        }
+        #expect(server.connections == 1)
+        #expect(server.requests == 5)
+
+        let fresh = try await TestServer.start()
+        defer { fresh.stop() }
+        let single = TaskPool(
+            configuration: .init(transport: NIOTransport(configuration: .init(maximumIdleConnectionsPerHost: 0))))
+        for _ in 0..<3 { _ = try await single.send(TestEndpoint(baseURL: fresh.baseURL, path: "x")) }
+        #expect(fresh.connections == 3)
+    }
+
+    @Test(
+        "a kept-alive connection the server closes as the next request arrives is replaced once; a stream body is not sent again"
+    )
+    func closedConnectionIsReplaced() async throws {
+        // The server answers the first request of each connection and closes it when a second arrives.
+        let server = try await TestServer.start(answersPerConnection: 1)
+        defer { server.stop() }
+        let transport = NIOTransport()
+        let pool = TaskPool(configuration: .init(transport: transport))
+        let first = try await pool.send(TestEndpoint(baseURL: server.baseURL, path: "one"))
+        let second = try await pool.send(TestEndpoint(baseURL: server.baseURL, path: "two"))
+        #expect(first.body == Data("/one".utf8))
+        #expect(second.body == Data("/two".utf8))
+        #expect(server.connections == 2)
+        #expect(server.requests == 3)  // "two" arrived twice: on the closed connection, then on a new one
+
+        let (chunks, feed) = AsyncThrowingStream<Data, any Error>.makeStream()
+        feed.yield(Data("once".utf8))
+        feed.finish()
+        var request = URLRequest(url: URL(string: server.baseURL + "/three")!)
+        request.httpMethod = "POST"
+        let result = await TransportEvents.collect(
+            from: transport, request: request, body: .stream(chunks, length: 4),
+            context: TransportContext(taskID: "three"))
+        #expect(throws: URLError(.networkConnectionLost)) { try result.get() }
+        #expect(server.connections == 2)
+        #expect(server.requests == 4)
+    }
+
+    @Test("a stream's consumer that stops reading stops the transport reading; reading on gets every byte")
+    func backPressure() async throws {
+        let size = 48 << 20
+        let server = try LoopbackServer { _ in StubResponse(body: Data(repeating: 7, count: size)) }
+        defer { server.stop() }
+        let pool = TaskPool(configuration: .init(transport: NIOTransport()))
+        let stream = try await pool.stream(TestEndpoint(baseURL: server.baseURL, path: "big"), id: "big")
+        var iterator = stream.makeAsyncIterator()
+        var read = try #require(try await iterator.next()).count
+        // Not reading: the transport stops once the stream holds its high-water mark (1 MiB), the socket
+        // buffers fill, and the server waits.
+        try await Task.sleep(nanoseconds: 500_000_000)
+        // The task still runs: its transfer has not read the whole body.
+        let held = try #require(pool.task(id: "big")).bytesReceived
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let stillHeld = try #require(pool.task(id: "big")).bytesReceived
+        #expect(held < size / 4, "received \(held) of \(size) while nobody read")
+        #expect(stillHeld == held)
+        while let chunk = try await iterator.next() { read += chunk.count }
+        #expect(read == size)
+    }
+
+    @Test(
+        "https with the server's certificate trusted works, its name checked; untrusted, it fails as a secure-connection error"
+    )
+    func tls() async throws {
+        let credentials = try await SelfSignedCertificate.make()
+        defer { credentials.remove() }
+        let server = try await TestServer.start(tls: credentials)
+        defer { server.stop() }
+        var trusting = TLSConfiguration.makeClientConfiguration()
+        trusting.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(credentials.certificate.path))
+        let trusted = TaskPool(configuration: .init(transport: NIOTransport(configuration: .init(tls: trusting))))
+        let base = "https://localhost:\(server.port)"
+        let response = try await trusted.send(TestEndpoint(baseURL: base, path: "secure"))
+        #expect(response.body == Data("/secure".utf8))
+
+        let untrusted = TaskPool(configuration: .init(transport: NIOTransport()))
+        await #expect {
+            _ = try await untrusted.send(TestEndpoint(baseURL: base, path: "secure"))
+        } throws: { error in
+            guard case .transport(let underlying) = error as? NetworkError else { return false }
+            return (underlying as? URLError)?.code == .secureConnectionFailed
+        }
+        #expect(server.requests == 1)
+    }
+
+    @Test("after shutdown a send fails at once, naming it; shutting down twice is harmless")
+    func shutdown() async throws {
+        let server = try await TestServer.start()
+        defer { server.stop() }
+        let transport = NIOTransport()
+        let pool = TaskPool(configuration: .init(transport: transport))
+        _ = try await pool.send(TestEndpoint(baseURL: server.baseURL, path: "before"))
+        await transport.shutdown()
+        await transport.shutdown()
+        #expect(await eventually { server.openConnections == 0 })
+        await #expect {
+            _ = try await pool.send(TestEndpoint(baseURL: server.baseURL, path: "after"))
+        } throws: { error in
+            guard case .transport(let underlying) = error as? NetworkError else { return false }
+            return "\(underlying)".contains("shut down")
+        }
+        #expect(server.requests == 1)
+    }
+}
+
+/// An HTTP/1.1 server on SwiftNIO on 127.0.0.1 that answers every request with its path, keeps
+/// connections alive, and counts connections and requests; with TLS when given a certificate.
+final class TestServer: Sendable {
+    private typealias Counts = NIOLockedValueBox<(connections: Int, open: Int, requests: Int)>
+    private let channel: any Channel
+    private let counts: Counts
+
+    var port: Int { channel.localAddress?.port ?? 0 }
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var connections: Int { counts.withLockedValue { $0.connections } }
+    var openConnections: Int { counts.withLockedValue { $0.open } }
+    var requests: Int { counts.withLockedValue { $0.requests } }
+
+    private init(channel: any Channel, counts: Counts) {
+        self.channel = channel
+        self.counts = counts
+    }
+
+    /// Starts the server; `answersPerConnection` closes a connection when a request past that many arrives.
+    static func start(answersPerConnection: Int = .max, tls: SelfSignedCertificate? = nil) async throws -> TestServer {
+        let context = try tls.map { tls in
+            try NIOSSLContext(
+                configuration: .makeServerConfiguration(
+                    certificateChain: try NIOSSLCertificate.fromPEMFile(tls.certificate.path).map { .certificate($0) },
+                    privateKey: .privateKey(try NIOSSLPrivateKey(file: tls.key.path, format: .pem))))
+        }
+        let counts = Counts((connections: 0, open: 0, requests: 0))
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                counts.withLockedValue {
+                    $0.connections += 1
+                    $0.open += 1
+                }
+                channel.closeFuture.whenComplete { _ in counts.withLockedValue { $0.open -= 1 } }
+                return channel.eventLoop.makeCompletedFuture {
+                    if let context {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                    }
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(
+                        Answerer(counts: counts, answersPerConnection: answersPerConnection))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        return TestServer(channel: channel, counts: counts)
+    }
+
+    func stop() { channel.close(promise: nil) }
+
+    private final class Answerer: ChannelInboundHandler {
+        typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundOut = HTTPServerResponsePart
+        let counts: Counts
+        let answersPerConnection: Int
+        var answered = 0
+        var path = ""
+
+        init(counts: Counts, answersPerConnection: Int) {
+            self.counts = counts
+            self.answersPerConnection = answersPerConnection
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch unwrapInboundIn(data) {
+            case .head(let head):
+                counts.withLockedValue { $0.requests += 1 }
+                path = head.uri
+                if answered >= answersPerConnection { context.close(promise: nil) }
+            case .body:
+                break
+            case .end:
+                guard context.channel.isActive, answered < answersPerConnection else { return }
+                answered += 1
+                let body = ByteBuffer(string: path)
+                var headers = HTTPHeaders()
+                headers.add(name: "Content-Length", value: String(body.readableBytes))
+                context.write(
+                    wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))),
+                    promise: nil)
+                context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            }
+        }
+    }
+}
+
+/// A key and a self-signed certificate for `localhost`, made by `openssl` in a directory of their own.
+struct SelfSignedCertificate {
+    let directory: URL
+    var certificate: URL { directory.appendingPathComponent("cert.pem") }
+    var key: URL { directory.appendingPathComponent("key.pem") }
+
+    static func make() async throws -> SelfSignedCertificate {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nc-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let made = SelfSignedCertificate(directory: directory)
+        let result = try await ChildProcess.run(
+            at: URL(fileURLWithPath: "/usr/bin/openssl"),
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", made.key.path, "-out",
+                made.certificate.path, "-days", "1", "-subj", "/CN=localhost", "-addext",
+                "subjectAltName=DNS:localhost",
+            ])
+        guard result.status == 0 else { throw TLSSetupFailed(reason: result.errors) }
+        return made
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: directory) }
+
+    struct TLSSetupFailed: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { "openssl could not make a certificate: \(reason)" }
+    }
+}
