@@ -5,6 +5,7 @@ import NIOHTTP1
 import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
+import NIOTLS
 import NetworkCore
 
 /// A connection to an origin, its pipeline ready for exchanges.
@@ -139,6 +140,7 @@ final class ConnectionPool: Sendable {
                     let pipeline = channel.pipeline.syncOperations
                     if let tls {
                         try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
+                        try pipeline.addHandler(HandshakeWaiter(handshake: channel.eventLoop.makePromise()))
                     }
                     try pipeline.addHTTPClientHandlers()
                     if decompression { try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .none)) }
@@ -146,6 +148,22 @@ final class ConnectionPool: Sendable {
                 }
             }
             .connect(host: origin.host, port: origin.port).get()
+        if tls != nil {
+            // A connection serves once its TLS handshake is done; one that fails is the request's error.
+            do {
+                try await channel.eventLoop.flatSubmit {
+                    do {
+                        return try channel.pipeline.syncOperations.handler(type: HandshakeWaiter.self).handshake
+                            .futureResult
+                    } catch {
+                        return channel.eventLoop.makeSucceededVoidFuture()  // done and removed already
+                    }
+                }.get()
+            } catch {
+                channel.close(promise: nil)
+                throw error
+            }
+        }
         channel.closeFuture.whenComplete { [weak self] _ in self?.forget(channel) }
         return Connection(channel: channel, origin: origin)
     }
@@ -160,6 +178,37 @@ final class ConnectionPool: Sendable {
     }
 }
 
+/// Completes when the connection's TLS handshake is done, then leaves the pipeline; fails with the
+/// handshake's error, or when the connection closes first.
+final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    let handshake: EventLoopPromise<Void>
+
+    init(handshake: EventLoopPromise<Void>) { self.handshake = handshake }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted = event {
+            handshake.succeed()
+            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        handshake.fail(error)
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        handshake.fail(ChannelError.ioOnClosedChannel)
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        handshake.fail(ChannelError.ioOnClosedChannel)  // ignored once succeeded
+    }
+}
+
 /// A request sent after ``NIOTransport/shutdown()``.
 struct TransportShutDown: Error, CustomStringConvertible {
     var description: String { "the NIOTransport was shut down: it sends no more requests" }
@@ -167,14 +216,20 @@ struct TransportShutDown: Error, CustomStringConvertible {
 
 /// A running request: cancelling it cancels its Swift task and closes its connection; pausing it stops
 /// reading the response body until it is resumed.
+///
+/// Nothing is done to a connection while the lock is held: closing it, or telling it to pause, may run
+/// its handlers at once on this thread, and they may call back into the transfer (a task that ended
+/// cancels its transfer from within the body it was handed).
 final class Transfer: TransportControl {
     private struct State {
         var task: Task<Void, Never>?
         var channel: (any Channel)?
         var cancelled = false
-        var paused = false
     }
     private let state = NIOLockedValueBox(State())
+    /// Whether the body's reader wants reading paused; the connection's handler reads it whenever told
+    /// to look, so that a pause and a resume told in quick succession cannot end in the wrong order.
+    private let paused = NIOLockedValueBox(false)
 
     /// Whether the transfer was cancelled.
     var isCancelled: Bool { state.withLockedValue { $0.cancelled } }
@@ -198,19 +253,17 @@ final class Transfer: TransportControl {
         }
     }
 
-    /// The connection the exchange runs on, paused if the transfer is. Returns `false` if the transfer
-    /// was cancelled.
+    /// The connection the exchange runs on, told whether to read. Returns `false` if the transfer was
+    /// cancelled.
     func attach(_ channel: any Channel) -> Bool {
-        state.withLockedValue { state in
-            guard !state.cancelled else { return false }
-            state.channel = channel
-            if state.paused { channel.triggerUserOutboundEvent(ExchangeHandler.Control.pause, promise: nil) }
-            return true
-        }
+        guard adopt(channel) else { return false }
+        channel.triggerUserOutboundEvent(ExchangeHandler.Control.look(paused), promise: nil)
+        return true
     }
 
     /// The exchange on `channel` is over; returns whether the transfer still runs (its connection may then
-    /// serve another).
+    /// serve another). A cancel either comes before, and the connection is not kept, or finds no
+    /// connection to close.
     func detach(_ channel: any Channel) -> Bool {
         state.withLockedValue { state in
             if state.channel === channel { state.channel = nil }
@@ -219,27 +272,22 @@ final class Transfer: TransportControl {
     }
 
     func cancel() {
-        let task = state.withLockedValue { state in
+        let (task, channel) = state.withLockedValue { state in
             state.cancelled = true
-            // Closing only schedules the close on the connection's event loop, or runs it there.
-            state.channel?.close(promise: nil)
-            state.channel = nil
-            return state.task
+            defer { state.channel = nil }
+            return (state.task, state.channel)
         }
+        channel?.close(promise: nil)
         task?.cancel()
     }
 
-    func pauseReceiving() {
-        state.withLockedValue { state in
-            state.paused = true
-            state.channel?.triggerUserOutboundEvent(ExchangeHandler.Control.pause, promise: nil)
-        }
-    }
+    func pauseReceiving() { setPaused(true) }
 
-    func resumeReceiving() {
-        state.withLockedValue { state in
-            state.paused = false
-            state.channel?.triggerUserOutboundEvent(ExchangeHandler.Control.resume, promise: nil)
-        }
+    func resumeReceiving() { setPaused(false) }
+
+    private func setPaused(_ value: Bool) {
+        paused.withLockedValue { $0 = value }
+        state.withLockedValue { $0.channel }?.triggerUserOutboundEvent(
+            ExchangeHandler.Control.look(paused), promise: nil)
     }
 }

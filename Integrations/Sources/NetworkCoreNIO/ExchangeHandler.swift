@@ -85,21 +85,29 @@ final class Exchange: @unchecked Sendable {
 
     /// The response ended: the exchange's outcome; its connection serves another when both sides kept it.
     func end() {
-        over.withLockedValue { $0 = true }
         let outcome = redirect.map { Outcome.redirected($0.0, $0.1) } ?? .answered
-        promise.succeed(End(outcome: outcome, reusable: keepAlive && requestSent))
+        let end = End(outcome: outcome, reusable: keepAlive && requestSent)
+        settle { $0.succeed(end) }
     }
 
     /// The transfer is over before the response's end: the connection closes.
     func stop() {
-        over.withLockedValue { $0 = true }
-        promise.succeed(End(outcome: .stopped, reusable: false))
+        settle { $0.succeed(End(outcome: .stopped, reusable: false)) }
     }
 
-    /// The exchange failed.
+    /// The exchange failed: on the connection, or before it began (its start could not be written to a
+    /// connection that had closed).
     func fail(_ error: any Error) {
-        over.withLockedValue { $0 = true }
-        promise.fail(error)
+        settle { $0.fail(error) }
+    }
+
+    /// Ends the exchange with `body`, the first time only.
+    private func settle(_ body: (EventLoopPromise<End>) -> Void) {
+        let first = over.withLockedValue { over in
+            defer { over = true }
+            return !over
+        }
+        if first { body(promise) }
     }
 }
 
@@ -118,10 +126,9 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case end
     }
 
-    /// Pausing and resuming reads, sent as user outbound events.
+    /// Pausing and resuming reads, sent as a user outbound event: look at the transfer's wish.
     enum Control {
-        case pause
-        case resume
+        case look(NIOLockedValueBox<Bool>)
     }
 
     private var exchange: Exchange?
@@ -157,15 +164,11 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
         guard let control = event as? Control else { return context.triggerUserOutboundEvent(event, promise: promise) }
-        switch control {
-        case .pause:
-            paused = true
-        case .resume:
-            paused = false
-            if readHeld {
-                readHeld = false
-                context.read()
-            }
+        guard case .look(let wish) = control else { return }
+        paused = wish.withLockedValue { $0 }
+        if !paused, readHeld {
+            readHeld = false
+            context.read()
         }
         promise?.succeed()
     }
@@ -184,13 +187,17 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        finish(context) { $0.fail(error) }
+        finish(context) { exchange in
+            exchange.fail(exchange.receivedAnything ? error : ConnectionClosedBeforeAnswer(underlying: error))
+        }
         context.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         finish(context, closing: false) { exchange in
-            exchange.fail(exchange.receivedAnything ? URLError(.networkConnectionLost) : ConnectionClosedBeforeAnswer())
+            exchange.fail(
+                exchange.receivedAnything
+                    ? URLError(.networkConnectionLost) : ConnectionClosedBeforeAnswer(underlying: nil))
         }
         context.fireChannelInactive()
     }

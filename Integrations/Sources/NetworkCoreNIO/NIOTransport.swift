@@ -149,13 +149,16 @@ public final class NIOTransport: Transport {
                     connection.channel.close(promise: nil)
                 }
                 return end.outcome
-            } catch is ConnectionClosedBeforeAnswer where reused && !replaced && body.canBeSentAgain {
+            } catch is ConnectionClosedBeforeAnswer
+                where reused && !replaced && body.canBeSentAgain && !transfer.isCancelled
+            {
                 _ = transfer.detach(connection.channel)
                 replaced = true
             } catch {
                 _ = transfer.detach(connection.channel)
                 connection.channel.close(promise: nil)
-                throw error is ConnectionClosedBeforeAnswer ? URLError(.networkConnectionLost) : error
+                guard let closed = error as? ConnectionClosedBeforeAnswer else { throw error }
+                throw closed.underlying ?? URLError(.networkConnectionLost)
             }
         }
     }
@@ -163,7 +166,7 @@ public final class NIOTransport: Transport {
     /// Writes the request's head and body, then waits for the exchange's end. A body of up to 256 KB goes
     /// in one write with the head; a larger one in pieces, the next read while the last is written, until
     /// the whole body is sent or the server has answered.
-    private static func perform(
+    static func perform(
         _ exchange: Exchange, head: HTTPRequestHead, on channel: any Channel
     ) async throws
         -> Exchange.End
@@ -171,7 +174,7 @@ public final class NIOTransport: Transport {
         let events = exchange.events
         switch try await Self.sending(exchange.body) {
         case .inline(let buffer):
-            channel.write(ExchangeHandler.Outgoing.begin(exchange, head), promise: nil)
+            channel.write(ExchangeHandler.Outgoing.begin(exchange, head), promise: begun(exchange, on: channel))
             let count = buffer.readableBytes
             guard count > 0 else {
                 channel.writeAndFlush(ExchangeHandler.Outgoing.end, promise: nil)
@@ -182,7 +185,8 @@ public final class NIOTransport: Transport {
             written.futureResult.whenSuccess { events.sent(totalBytes: count, expected: count) }
             channel.writeAndFlush(ExchangeHandler.Outgoing.end, promise: written)
         case .pieces(let pieces):
-            channel.writeAndFlush(ExchangeHandler.Outgoing.begin(exchange, head), promise: nil)
+            channel.writeAndFlush(
+                ExchangeHandler.Outgoing.begin(exchange, head), promise: begun(exchange, on: channel))
             let counter = SentCounter(events: events, expected: exchange.body.length)
             var pieces = pieces.makeAsyncIterator()
             // One piece is written while the next is read; a failed write means a failed connection, and
@@ -208,6 +212,14 @@ public final class NIOTransport: Transport {
             }
         }
         return try await exchange.promise.futureResult.get()
+    }
+
+    /// A promise for the write that starts `exchange`: if the connection closed before it, the handler never
+    /// sees the exchange, and the exchange fails here as a connection closed before the answer.
+    private static func begun(_ exchange: Exchange, on channel: any Channel) -> EventLoopPromise<Void> {
+        let begun = channel.eventLoop.makePromise(of: Void.self)
+        begun.futureResult.whenFailure { exchange.fail(ConnectionClosedBeforeAnswer(underlying: $0)) }
+        return begun
     }
 
     /// How a body is sent: whole with the head (none, bytes or a file of up to 256 KB, read now), or in
@@ -303,8 +315,11 @@ struct Target {
     }
 }
 
-/// A reused connection closed before any of the answer arrived: the server had closed it while idle.
-struct ConnectionClosedBeforeAnswer: Error {}
+/// A connection failed or closed before any of the answer arrived: on a reused one, the server had
+/// closed it while idle. `underlying` is the failure, if the connection reported one.
+struct ConnectionClosedBeforeAnswer: Error {
+    let underlying: (any Error)?
+}
 
 /// Any sequence of byte buffers, boxed.
 struct AnyAsyncSequence: AsyncSequence, Sendable {

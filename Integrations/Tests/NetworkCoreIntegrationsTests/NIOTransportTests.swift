@@ -94,9 +94,48 @@ struct NIOTransportTests {
         let result = await TransportEvents.collect(
             from: transport, request: request, body: .stream(chunks, length: 4),
             context: TransportContext(taskID: "three"))
-        #expect(throws: URLError(.networkConnectionLost)) { try result.get() }
+        // Closed by the server, or reset if it closed with the request unread: a lost connection either way.
+        #expect {
+            try result.get()
+        } throws: { error in
+            (error as? URLError)?.code == .networkConnectionLost
+        }
         #expect(server.connections == 2)
         #expect(server.requests == 4)
+    }
+
+    @Test(
+        "an exchange begun on a connection that has just closed ends as closed before its answer, and does not hang",
+        .timeLimit(.minutes(1)))
+    func exchangeOnClosedConnection() async throws {
+        let server = try await TestServer.start()
+        defer { server.stop() }
+        let pool = ConnectionPool(configuration: .init(), group: MultiThreadedEventLoopGroup.singleton)
+        let origin = ConnectionPool.Origin(secure: false, host: "127.0.0.1", port: server.port)
+        let (connection, reused) = try await pool.connection(to: origin, timeout: .seconds(5), transfer: Transfer())
+        #expect(!reused)
+        try await connection.channel.close()
+        let request = URLRequest(url: URL(string: server.baseURL + "/late")!)
+        let result = await TransportEvents.collect(
+            from: ExchangeOnly(channel: connection.channel), request: request, body: .none,
+            context: TransportContext(taskID: "late"))
+        #expect(throws: ConnectionClosedBeforeAnswer.self) { try result.get() }
+        #expect(server.requests == 0)
+    }
+
+    /// Runs one exchange on a given connection, as the transport does once it has one.
+    struct ExchangeOnly: Transport {
+        let channel: any Channel
+
+        func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
+            AsyncTransfer(reportingTo: events) { events in
+                let exchange = Exchange(
+                    request: request, body: body, hops: 0, events: events, timeout: nil,
+                    promise: channel.eventLoop.makePromise())
+                let head = try NIOTransport.head(of: request, target: Target(request.url!)!, body: body)
+                _ = try await NIOTransport.perform(exchange, head: head, on: channel)
+            }
+        }
     }
 
     @Test("a stream's consumer that stops reading stops the transport reading; reading on gets every byte")
