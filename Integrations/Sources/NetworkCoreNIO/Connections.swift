@@ -128,6 +128,8 @@ final class ConnectionPool: Sendable {
         let serverName = (try? SocketAddress(ipAddress: origin.host, port: 0)) == nil ? origin.host : nil
         let decompression = configuration.decompression
         let largest = max(configuration.maximumReadSize, 1 << 14)
+        // The TLS handshake of each connection tried (more than one when a host has several addresses).
+        let handshakes = NIOLockedValueBox<[ObjectIdentifier: EventLoopFuture<Void>]>([:])
         let channel = try await ClientBootstrap(group: group)
             .connectTimeout(timeout)
             .channelOption(
@@ -140,7 +142,9 @@ final class ConnectionPool: Sendable {
                     let pipeline = channel.pipeline.syncOperations
                     if let tls {
                         try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
-                        try pipeline.addHandler(HandshakeWaiter(handshake: channel.eventLoop.makePromise()))
+                        let handshake = channel.eventLoop.makePromise(of: Void.self)
+                        handshakes.withLockedValue { $0[ObjectIdentifier(channel)] = handshake.futureResult }
+                        try pipeline.addHandler(HandshakeWaiter(handshake: handshake))
                     }
                     try pipeline.addHTTPClientHandlers()
                     if decompression { try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .none)) }
@@ -148,17 +152,10 @@ final class ConnectionPool: Sendable {
                 }
             }
             .connect(host: origin.host, port: origin.port).get()
-        if tls != nil {
+        if let handshake = handshakes.withLockedValue({ $0[ObjectIdentifier(channel)] }) {
             // A connection serves once its TLS handshake is done; one that fails is the request's error.
             do {
-                try await channel.eventLoop.flatSubmit {
-                    do {
-                        return try channel.pipeline.syncOperations.handler(type: HandshakeWaiter.self).handshake
-                            .futureResult
-                    } catch {
-                        return channel.eventLoop.makeSucceededVoidFuture()  // done and removed already
-                    }
-                }.get()
+                try await handshake.get()
             } catch {
                 channel.close(promise: nil)
                 throw error
