@@ -174,7 +174,12 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard let exchange else { return }
+        guard let exchange else {
+            // Bytes on an idle connection (a server's 408 before it closes, say) answer no one: were the
+            // connection kept, they would be read as the next request's answer.
+            context.close(promise: nil)
+            return
+        }
         lastActivity = NIODeadline.now()
         switch unwrapInboundIn(data) {
         case .head(let head):

@@ -105,6 +105,23 @@ struct NIOTransportTests {
     }
 
     @Test(
+        "an answer a server sends on an idle connection reaches no one: the next request gets its own, on a new connection"
+    )
+    func unsolicitedAnswer() async throws {
+        let server = try await TestServer.start(unsolicitedAfterAnswer: true)
+        defer { server.stop() }
+        let pool = TaskPool(configuration: .init(transport: NIOTransport()))
+        let first = try await pool.send(TestEndpoint(baseURL: server.baseURL, path: "one"))
+        #expect(first.body == Data("/one".utf8))
+        // The server's stray 408 arrives 50 ms after the answer.
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let second = try await pool.send(TestEndpoint(baseURL: server.baseURL, path: "two"))
+        #expect(second.statusCode == 200)
+        #expect(second.body == Data("/two".utf8))
+        #expect(server.connections == 2)
+    }
+
+    @Test(
         "an exchange begun on a connection that has just closed ends as closed before its answer, and does not hang",
         .timeLimit(.minutes(1)))
     func exchangeOnClosedConnection() async throws {
@@ -224,7 +241,10 @@ final class TestServer: Sendable {
     }
 
     /// Starts the server; `answersPerConnection` closes a connection when a request past that many arrives.
-    static func start(answersPerConnection: Int = .max, tls: SelfSignedCertificate? = nil) async throws -> TestServer {
+    /// `unsolicitedAfterAnswer` sends a stray `408` 50 ms after each answer, on the idle connection.
+    static func start(
+        answersPerConnection: Int = .max, unsolicitedAfterAnswer: Bool = false, tls: SelfSignedCertificate? = nil
+    ) async throws -> TestServer {
         let context = try tls.map { tls in
             try NIOSSLContext(
                 configuration: .makeServerConfiguration(
@@ -244,9 +264,12 @@ final class TestServer: Sendable {
                     if let context {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
                     }
+                    if unsolicitedAfterAnswer { try channel.pipeline.syncOperations.addHandler(RawBytes()) }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(
-                        Answerer(counts: counts, answersPerConnection: answersPerConnection))
+                        Answerer(
+                            counts: counts, answersPerConnection: answersPerConnection,
+                            unsolicited: unsolicitedAfterAnswer))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -255,17 +278,35 @@ final class TestServer: Sendable {
 
     func stop() { channel.close(promise: nil) }
 
+    /// Where the test writes bytes of its own, below the HTTP handlers.
+    private final class RawBytes: ChannelOutboundHandler {
+        typealias OutboundIn = ByteBuffer
+    }
+
     private final class Answerer: ChannelInboundHandler {
         typealias InboundIn = HTTPServerRequestPart
         typealias OutboundOut = HTTPServerResponsePart
         let counts: Counts
         let answersPerConnection: Int
+        let unsolicited: Bool
         var answered = 0
         var path = ""
 
-        init(counts: Counts, answersPerConnection: Int) {
+        init(counts: Counts, answersPerConnection: Int, unsolicited: Bool) {
             self.counts = counts
             self.answersPerConnection = answersPerConnection
+            self.unsolicited = unsolicited
+        }
+
+        private func answer(_ context: ChannelHandlerContext, status: HTTPResponseStatus, body: String) {
+            let body = ByteBuffer(string: body)
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Length", value: String(body.readableBytes))
+            context.write(
+                wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))),
+                promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -279,14 +320,15 @@ final class TestServer: Sendable {
             case .end:
                 guard context.channel.isActive, answered < answersPerConnection else { return }
                 answered += 1
-                let body = ByteBuffer(string: path)
-                var headers = HTTPHeaders()
-                headers.add(name: "Content-Length", value: String(body.readableBytes))
-                context.write(
-                    wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))),
-                    promise: nil)
-                context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                answer(context, status: .ok, body: path)
+                guard unsolicited else { return }
+                // Past the HTTP handlers, which send nothing unasked.
+                context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(50)) {
+                    let raw = try context.pipeline.syncOperations.context(handlerType: RawBytes.self)
+                    raw.writeAndFlush(
+                        NIOAny(ByteBuffer(string: "HTTP/1.1 408 Request Timeout\r\nContent-Length: 5\r\n\r\nstray")),
+                        promise: nil)
+                }
             }
         }
     }

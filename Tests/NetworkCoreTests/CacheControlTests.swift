@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+
+@testable import NetworkCore
+
+@Suite("Caching: Cache-Control directives, freshness and age (RFC 9111)")
+struct CacheControlTests {
+    static func control(_ set: (inout CacheControl) -> Void) -> CacheControl {
+        var control = CacheControl(nil)
+        set(&control)
+        return control
+    }
+
+    @Test(
+        "directives are read case-insensitively, with quoted values and unknown ones ignored",
+        arguments: [
+            ("max-age=60", control { $0.maxAge = 60 }),
+            (
+                "Max-Age=\"60\", PUBLIC",
+                control {
+                    $0.maxAge = 60; $0.isPublic = true
+                }
+            ),
+            ("no-store", control { $0.noStore = true }),
+            (
+                "no-cache=\"Set-Cookie, X-A\", max-age=5",
+                control {
+                    $0.noCache = true; $0.maxAge = 5
+                }
+            ),
+            (
+                "private, must-revalidate",
+                control {
+                    $0.isPrivate = true; $0.mustRevalidate = true
+                }
+            ),
+            (
+                "max-age=31536000, immutable",
+                control {
+                    $0.maxAge = 31_536_000; $0.immutable = true
+                }
+            ),
+            (
+                "max-age=1, stale-while-revalidate=30, stale-if-error=600",
+                control {
+                    $0.maxAge = 1; $0.staleWhileRevalidate = 30; $0.staleIfError = 600
+                }
+            ),
+            ("max-stale", control { $0.maxStale = Int.max }),
+            (
+                "max-stale=20, min-fresh=5, only-if-cached",
+                control {
+                    $0.maxStale = 20; $0.minFresh = 5; $0.onlyIfCached = true
+                }
+            ),
+            ("community=\"UCI\", extension, max-age=7", control { $0.maxAge = 7 }),
+            (" , ,max-age=3,, ", control { $0.maxAge = 3 }),
+        ])
+    func directives(_ field: String, _ expected: CacheControl) {
+        #expect(CacheControl(field) == expected, "\(field)")
+    }
+
+    @Test("invalid or conflicting max-age reads as stale; huge values are capped; absent is none")
+    func invalidFreshness() {
+        #expect(CacheControl("max-age=abc").maxAge == 0)
+        #expect(CacheControl("max-age=-5").maxAge == 0)
+        #expect(CacheControl("max-age").maxAge == 0)
+        #expect(CacheControl("max-age=10, max-age=20").maxAge == 0)
+        #expect(CacheControl("max-age=10, max-age=10").maxAge == 10)
+        #expect(CacheControl("max-age=99999999999999999999").maxAge == CacheControl.largestDelta)
+        #expect(CacheControl(nil) == CacheControl(""))
+        #expect(CacheControl(nil).maxAge == nil)
+        #expect(CacheControl("stale-if-error=soon").staleIfError == nil)
+    }
+
+    @Test("a comma inside a quoted value does not split directives")
+    func quotedCommas() {
+        let directives = CacheControl.directives(of: #"no-cache="a, b", x="say \"hi\", ok", max-age=1"#)
+        #expect(directives.map(\.0) == ["no-cache", "x", "max-age"])
+        #expect(directives[0].1 == "a, b")
+        #expect(directives[2].1 == "1")
+    }
+
+    static let now = Date(timeIntervalSince1970: 1_700_000_000)
+    static func http(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+
+    static func freshness(status: Int = 200, _ fields: [String: String]) -> Freshness {
+        Freshness(status: status, control: CacheControl(fields["Cache-Control"]), receivedAt: now) { fields[$0] }
+    }
+
+    @Test("freshness: max-age first, then Expires less Date, then a tenth since Last-Modified where allowed")
+    func lifetimes() {
+        let date = Self.http(Self.now)
+        #expect(Self.freshness(["Cache-Control": "max-age=60", "Expires": Self.http(Self.now + 999)]).lifetime == 60)
+        #expect(Self.freshness(["Date": date, "Expires": Self.http(Self.now + 300)]).lifetime == 300)
+        #expect(Self.freshness(["Date": date, "Expires": Self.http(Self.now - 300)]).lifetime == 0)
+        #expect(Self.freshness(["Date": date, "Expires": "0"]).lifetime == 0)  // not a date: expired
+        // No Date: the time it was received stands in.
+        #expect(Self.freshness(["Expires": Self.http(Self.now + 120)]).lifetime == 120)
+        let heuristic = Self.freshness(["Date": date, "Last-Modified": Self.http(Self.now - 10_000)])
+        #expect(heuristic.lifetime == 1_000)
+        #expect(heuristic.isHeuristic)
+        #expect(Self.freshness(["Date": date, "Last-Modified": Self.http(Self.now - 10_000_000)]).lifetime == 86_400)
+        // 201 and 500 are not heuristically cacheable, unless public.
+        #expect(
+            Self.freshness(status: 201, ["Date": date, "Last-Modified": Self.http(Self.now - 10_000)]).lifetime == nil)
+        #expect(Self.freshness(status: 500, ["Last-Modified": Self.http(Self.now - 10_000)]).lifetime == nil)
+        let publicOne = Self.freshness(
+            status: 500, ["Cache-Control": "public", "Last-Modified": Self.http(Self.now - 10_000)])
+        #expect(publicOne.lifetime == 1_000)
+        #expect(Self.freshness(["Date": date]).lifetime == nil)
+        // A Last-Modified after Date says nothing.
+        #expect(Self.freshness(["Date": date, "Last-Modified": Self.http(Self.now + 50)]).lifetime == nil)
+    }
+
+    @Test("age: the larger of Date's apparent age and Age plus the round trip, then the time stored")
+    func ages() {
+        let requested = Self.now - 2
+        let received = Self.now
+        func age(_ ageField: String?, _ date: Date?, at now: Date) -> TimeInterval {
+            Freshness.age(
+                ageField: ageField, dateField: date.map(Self.http), requestedAt: requested, receivedAt: received,
+                now: now)
+        }
+        #expect(age(nil, nil, at: received) == 2)  // only the round trip
+        #expect(age("100", Self.now - 10, at: received) == 102)  // Age + round trip beats Date's 10
+        #expect(age(nil, Self.now - 30, at: received + 60) == 90)  // Date's 30 beats the round trip, then 60 stored
+        #expect(age("x", Self.now + 500, at: received) == 2)  // a Date ahead of the clock counts as 0
+    }
+
+    @Test("HTTP dates in the three forms a recipient must accept; anything else is none")
+    func httpDates() {
+        let expected = Date(timeIntervalSince1970: 784_111_777)  // Sun, 06 Nov 1994 08:49:37 GMT
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == expected)
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == expected)
+        #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == expected)
+        #expect(HTTPDate.parse("yesterday") == nil)
+        #expect(HTTPDate.parse("") == nil)
+        #expect(HTTPDate.parse(nil) == nil)
+    }
+}
