@@ -127,7 +127,7 @@ public final class NIOTransport: Transport {
     private func exchange(
         _ request: URLRequest, body: RequestBody, hops: Int, events: TransportEvents, transfer: Transfer
     ) async throws -> Exchange.Outcome {
-        guard let url = request.url, let target = Target(url) else { throw URLError(.badURL) }
+        guard let url = request.url, let target = Target(url) else { throw Self.unusable(request.url) }
         let head = try Self.head(of: request, target: target, body: body)
         let timeout = Self.timeout(of: request)
         var replaced = false
@@ -274,6 +274,21 @@ public final class NIOTransport: Transport {
         }
         return HTTPRequestHead(
             version: .http1_1, method: HTTPMethod(rawValue: method), uri: target.uri, headers: headers)
+    }
+
+    /// Why `url` cannot be sent: not `http` or `https` (`unsupportedURL`), or without a host (`badURL`).
+    /// The error names the scheme, never the URL, which may carry a secret.
+    static func unusable(_ url: URL?) -> URLError {
+        let scheme = url?.scheme?.lowercased() ?? ""
+        guard scheme == "http" || scheme == "https" else {
+            return URLError(
+                .unsupportedURL,
+                userInfo: [
+                    NSLocalizedDescriptionKey:
+                        "NIOTransport sends http and https URLs only, not \(scheme.isEmpty ? "one without a scheme" : scheme)"
+                ])
+        }
+        return URLError(.badURL, userInfo: [NSLocalizedDescriptionKey: "the \(scheme) URL has no host"])
     }
 
     /// How long to wait for a connection and for each of the server's next bytes: the request's

@@ -48,6 +48,9 @@ struct NIOTransportTests {
         #expect(stream.headers["Content-Length"].isEmpty)
         #expect(Target(URL(string: "ftp://example.com/file")!) == nil)
         #expect(Target(URL(string: "file:///tmp/x")!) == nil)
+        #expect(NIOTransport.unusable(URL(string: "ftp://example.com/file")).code == .unsupportedURL)
+        #expect(NIOTransport.unusable(URL(string: "ftp://example.com/file")).localizedDescription.contains("not ftp"))
+        #expect(NIOTransport.unusable(URL(string: "http:///nohost")).code == .badURL)
     }
 
     @Test("requests one after another share one kept-alive connection; with no idle connections kept, each has its own")
