@@ -130,6 +130,8 @@ public final class NIOTransport: Transport {
         guard let url = request.url, let target = Target(url) else { throw Self.unusable(request.url) }
         let head = try Self.head(of: request, target: target, body: body)
         let timeout = Self.timeout(of: request)
+        // Read before an exchange is made: an exchange, once made, always ends (its promise must not leak).
+        let sending = try await Self.sending(body)
         var replaced = false
         while true {
             let (connection, reused) = try await connections.connection(
@@ -142,7 +144,7 @@ public final class NIOTransport: Transport {
                 request: request, body: body, hops: hops, events: events, timeout: timeout,
                 promise: connection.channel.eventLoop.makePromise())
             do {
-                let end = try await Self.perform(exchange, head: head, on: connection.channel)
+                let end = try await Self.perform(exchange, head: head, sending: sending, on: connection.channel)
                 if transfer.detach(connection.channel), end.reusable {
                     connections.release(connection)
                 } else {
@@ -167,12 +169,10 @@ public final class NIOTransport: Transport {
     /// in one write with the head; a larger one in pieces, the next read while the last is written, until
     /// the whole body is sent or the server has answered.
     static func perform(
-        _ exchange: Exchange, head: HTTPRequestHead, on channel: any Channel
-    ) async throws
-        -> Exchange.End
-    {
+        _ exchange: Exchange, head: HTTPRequestHead, sending: Sending, on channel: any Channel
+    ) async throws -> Exchange.End {
         let events = exchange.events
-        switch try await Self.sending(exchange.body) {
+        switch sending {
         case .inline(let buffer):
             channel.write(ExchangeHandler.Outgoing.begin(exchange, head), promise: begun(exchange, on: channel))
             let count = buffer.readableBytes
@@ -224,12 +224,12 @@ public final class NIOTransport: Transport {
 
     /// How a body is sent: whole with the head (none, bytes or a file of up to 256 KB, read now), or in
     /// pieces read as the connection takes them.
-    private enum Sending {
+    enum Sending {
         case inline(ByteBuffer)
         case pieces(AnyAsyncSequence)
     }
 
-    private static func sending(_ body: RequestBody) async throws -> Sending {
+    static func sending(_ body: RequestBody) async throws -> Sending {
         switch body {
         case .none:
             return .inline(ByteBuffer())

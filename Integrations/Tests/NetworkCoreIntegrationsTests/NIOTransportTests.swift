@@ -149,11 +149,12 @@ struct NIOTransportTests {
 
         func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
             AsyncTransfer(reportingTo: events) { events in
+                let head = try NIOTransport.head(of: request, target: Target(request.url!)!, body: body)
+                let sending = try await NIOTransport.sending(body)
                 let exchange = Exchange(
                     request: request, body: body, hops: 0, events: events, timeout: nil,
                     promise: channel.eventLoop.makePromise())
-                let head = try NIOTransport.head(of: request, target: Target(request.url!)!, body: body)
-                _ = try await NIOTransport.perform(exchange, head: head, on: channel)
+                _ = try await NIOTransport.perform(exchange, head: head, sending: sending, on: channel)
             }
         }
     }
