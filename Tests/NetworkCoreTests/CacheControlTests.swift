@@ -145,3 +145,63 @@ struct CacheControlTests {
         #expect(HTTPDate.parse(nil) == nil)
     }
 }
+
+@Suite("Caching: what a stored response may be used for (RFC 9111 §4.2, RFC 5861, RFC 8246)")
+struct CacheUseTests {
+    /// A stored response with these directives, fresh for `lifetime` seconds (`nil`: none).
+    static func stored(_ field: String, lifetime: TimeInterval?) -> (Freshness, CacheControl) {
+        let control = CacheControl(field)
+        let date = CacheControlTests.http(CacheControlTests.now)
+        let fields = ["Date": date, "Cache-Control": field]
+            .merging(lifetime.map { ["Expires": CacheControlTests.http(CacheControlTests.now + $0)] } ?? [:]) { a, _ in
+                a
+            }
+        return (Freshness(status: 200, control: control, receivedAt: CacheControlTests.now) { fields[$0] }, control)
+    }
+
+    @Test(
+        "a table of stored responses, ages and requests",
+        arguments: [
+            // stored Cache-Control, lifetime, age, request Cache-Control, expected
+            ("", 60.0, 10.0, "", CacheUse.serve),
+            ("", 60, 60, "", .validate),  // exactly its lifetime: stale
+            ("", 60, 90, "", .validate),
+            ("", nil, 0, "", .validate),  // no lifetime: validate before each use
+            ("no-cache", 60, 1, "", .validate),
+            ("", 60, 1, "no-cache", .validate),  // a reload
+            ("immutable", 60, 1, "no-cache", .serve),  // immutable and fresh: not even a reload asks
+            ("immutable", 60, 61, "no-cache", .validate),
+            ("", 60, 30, "max-age=20", .validate),
+            ("", 60, 30, "max-age=40", .serve),
+            ("", 60, 50, "min-fresh=20", .validate),
+            ("", 60, 30, "min-fresh=20", .serve),
+            ("", 60, 90, "max-stale=60", .serve),
+            ("", 60, 90, "max-stale=10", .validate),
+            ("", 60, 90, "max-stale", .serve),
+            ("must-revalidate", 60, 90, "max-stale", .validate),
+            ("stale-while-revalidate=60", 60, 90, "", .serveAndRevalidate),
+            ("stale-while-revalidate=60", 60, 200, "", .validate),
+            ("stale-while-revalidate=60, must-revalidate", 60, 90, "", .validate),
+        ] as [(String, TimeInterval?, TimeInterval, String, CacheUse)])
+    func uses(_ field: String, _ lifetime: TimeInterval?, _ age: TimeInterval, _ request: String, _ expected: CacheUse)
+    {
+        let (freshness, control) = Self.stored(field, lifetime: lifetime)
+        #expect(freshness.use(age: age, stored: control, request: CacheControl(request)) == expected)
+    }
+
+    @Test("a stale response answers for a failed server only within stale-if-error, and never past must-revalidate")
+    func onError() {
+        func usable(_ field: String, age: TimeInterval, request: String = "") -> Bool {
+            let (freshness, control) = Self.stored(field, lifetime: 60)
+            return freshness.usableOnError(age: age, stored: control, request: CacheControl(request))
+        }
+        #expect(usable("", age: 30))  // still fresh
+        #expect(!usable("", age: 90))
+        #expect(usable("stale-if-error=60", age: 90))
+        #expect(!usable("stale-if-error=60", age: 200))
+        #expect(usable("", age: 90, request: "stale-if-error=100"))
+        #expect(!usable("stale-if-error=600", age: 90, request: "stale-if-error=10"))  // the request's window rules
+        #expect(!usable("stale-if-error=600, must-revalidate", age: 90))
+        #expect(!usable("no-cache, stale-if-error=600", age: 30))
+    }
+}

@@ -47,3 +47,46 @@ struct Freshness: Equatable, Sendable {
         return max(apparent, corrected) + max(0, now.timeIntervalSince(receivedAt))
     }
 }
+
+/// What a cache may do with a stored response for a request (RFC 9111 §4.2 and §4.3, RFC 5861, RFC 8246).
+enum CacheUse: Equatable, Sendable {
+    /// Answer from the store without asking the server.
+    case serve
+    /// Answer from the store now, and validate it with the server in the background
+    /// (`stale-while-revalidate`).
+    case serveAndRevalidate
+    /// Ask the server first, with the stored response's validators.
+    case validate
+}
+
+extension Freshness {
+    /// What to do with a stored response of this freshness, `age` seconds old, whose own directives are
+    /// `stored`, for a request whose directives are `request`:
+    /// - `no-cache` (of either) asks the server, but an `immutable` response still fresh is served even
+    ///   to a reload;
+    /// - a request's `max-age` refuses an older response, and its `min-fresh` one about to go stale;
+    /// - fresh: served; stale: served if the request's `max-stale` allows it, never past
+    ///   `must-revalidate`, served while revalidating within `stale-while-revalidate`, else validated.
+    func use(age: TimeInterval, stored: CacheControl, request: CacheControl) -> CacheUse {
+        guard let lifetime, !stored.noCache else { return .validate }
+        if let maxAge = request.maxAge, age > TimeInterval(maxAge) { return .validate }
+        let remaining = lifetime - age
+        if remaining > 0, remaining >= TimeInterval(request.minFresh ?? 0) {
+            return request.noCache && !stored.immutable ? .validate : .serve
+        }
+        guard !request.noCache, !stored.mustRevalidate, remaining <= 0 else { return .validate }
+        let staleness = -remaining
+        if let maxStale = request.maxStale, staleness <= TimeInterval(maxStale) { return .serve }
+        if let window = stored.staleWhileRevalidate, staleness <= TimeInterval(window) { return .serveAndRevalidate }
+        return .validate
+    }
+
+    /// Whether the stored response, `age` seconds old, may answer when the server cannot (an error, a 5xx):
+    /// within the `stale-if-error` of the request, else of the response, and never past `must-revalidate`.
+    func usableOnError(age: TimeInterval, stored: CacheControl, request: CacheControl) -> Bool {
+        guard let lifetime, !stored.mustRevalidate, !stored.noCache else { return false }
+        if age < lifetime { return true }
+        guard let window = request.staleIfError ?? stored.staleIfError else { return false }
+        return age - lifetime <= TimeInterval(window)
+    }
+}
