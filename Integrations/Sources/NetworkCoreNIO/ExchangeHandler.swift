@@ -145,7 +145,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             if let timeout = exchange.timeout { arm(context, at: lastActivity + timeout) }
             context.write(wrapOutboundOut(.head(head)), promise: promise)
         case .body(let buffer):
-            // Each piece is written once the last has gone: the connection is busy while pieces come.
+            // A piece handed over counts as activity: the transport hands the next once the last has gone.
             lastActivity = NIODeadline.now()
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: promise)
         case .end:
@@ -163,8 +163,9 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
-        guard let control = event as? Control else { return context.triggerUserOutboundEvent(event, promise: promise) }
-        guard case .look(let wish) = control else { return }
+        guard case .look(let wish)? = event as? Control else {
+            return context.triggerUserOutboundEvent(event, promise: promise)
+        }
         paused = wish.withLockedValue { $0 }
         if !paused, readHeld {
             readHeld = false
