@@ -21,10 +21,12 @@ struct Freshness: Equatable, Sendable {
     /// of the time since `Last-Modified` when the status allows a heuristic or the response is `public`.
     /// `receivedAt` stands in for a missing or unreadable `Date`.
     init(status: Int, control: CacheControl, receivedAt: Date, field: (String) -> String?) {
-        let date = HTTPDate.parse(field("Date")) ?? receivedAt
         if let maxAge = control.maxAge {
             (lifetime, isHeuristic) = (TimeInterval(maxAge), false)
-        } else if let expires = field("Expires") {
+            return
+        }
+        let date = HTTPDate.parse(field("Date")) ?? receivedAt
+        if let expires = field("Expires") {
             let lifetime = HTTPDate.parse(expires).map { max(0, $0.timeIntervalSince(date)) } ?? 0
             (self.lifetime, isHeuristic) = (lifetime, false)
         } else if Self.heuristicallyCacheable.contains(status) || control.isPublic,
