@@ -23,6 +23,7 @@ struct Invocation: Equatable {
     var json = false
     var record: String?
     var replay: String?
+    var cache: String?
 
     struct UsageError: Error, Equatable {
         let message: String
@@ -51,6 +52,8 @@ struct Invocation: Equatable {
           --json          print the result as JSON on stdout
           --record FILE   write the run's traffic to FILE as a HAR 1.2 archive (credentials redacted)
           --replay FILE   answer every request from the HAR archive FILE instead of a server
+          --cache DIR     keep answers in DIR; the next run asks the server first and, when it cannot
+                          be reached, answers from DIR and says so
 
         Offline, movie ids from the fixtures work (550 is Fight Club, in full); login accepts demo / demo.
         Exit status: 0 success, 1 API or network error, 2 usage error.
@@ -79,6 +82,7 @@ struct Invocation: Equatable {
             case "--base-url": invocation.baseURL = try value(for: argument)
             case "--record": invocation.record = try value(for: argument)
             case "--replay": invocation.replay = try value(for: argument)
+            case "--cache": invocation.cache = try value(for: argument)
             case "--page", "--id", "--username", "--password", "--size", "--out":
                 guard values[argument] == nil else { throw UsageError(message: "\(argument) is given twice") }
                 values[argument] = try value(for: argument)

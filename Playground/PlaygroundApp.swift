@@ -39,8 +39,18 @@ struct PlaygroundApp {
                 return 2
             }
         }
-        let app = PlaygroundApp(invocation: invocation, credential: credential, replay: replay)
+        var cache: DiskCacheStore?
+        if let path = invocation.cache {
+            do {
+                cache = try DiskCacheStore(directory: URL(fileURLWithPath: path))
+            } catch {
+                standardError("error: --cache cannot use \(path): \(error.localizedDescription)\n\n\(Invocation.usage)")
+                return 2
+            }
+        }
+        let app = PlaygroundApp(invocation: invocation, credential: credential, replay: replay, cache: cache)
         let status = await app.run()
+        if let note = app.cacheReport?.note { standardError(note) }
         if let path = invocation.record, let recorder = app.recorder {
             do {
                 try recorder.write(to: URL(fileURLWithPath: path))
@@ -55,8 +65,13 @@ struct PlaygroundApp {
 
     /// Records the run's traffic with `--record`.
     let recorder: HARRecorder?
+    /// Notes answers that came from the cache, with `--cache`.
+    let cacheReport: CacheReport?
 
-    init(invocation: Invocation, credential: TMDBCredential?, replay: HARReplayTransport? = nil) {
+    init(
+        invocation: Invocation, credential: TMDBCredential?, replay: HARReplayTransport? = nil,
+        cache: DiskCacheStore? = nil
+    ) {
         self.invocation = invocation
         isOffline = !invocation.live
         var transport: any Transport
@@ -74,10 +89,13 @@ struct PlaygroundApp {
         }
         recorder = invocation.record.map { _ in HARRecorder() }
         if let recorder { transport = RecordingTransport(transport, recorder: recorder) }
-        let logger: (any NetworkLogger)? = invocation.debug ? ConsoleLogger() : nil
+        cacheReport = cache.map { _ in CacheReport() }
+        var loggers: [any NetworkLogger] = invocation.debug ? [ConsoleLogger()] : []
+        if let cacheReport { loggers.append(cacheReport) }
         pool = TaskPool(
             configuration: .init(
-                transport: transport, logger: logger, requestTimeout: 20, stallThreshold: invocation.debug ? 2 : nil))
+                transport: transport, logger: loggers.isEmpty ? nil : CombinedLogger(loggers), requestTimeout: 20,
+                stallThreshold: invocation.debug ? 2 : nil, cache: cache, cachePolicy: .networkFirst))
         configuration = TMDBConfiguration(
             environment: environment, credential: isOffline ? .apiKey(OfflineTMDB.apiKey) : credential)
     }
@@ -329,4 +347,30 @@ final class Renewals: @unchecked Sendable {
 /// Writes a line to standard error.
 func standardError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Remembers the answers that came from the cache (`--cache`), to say so once the command has run.
+final class CacheReport: NetworkLogger, @unchecked Sendable {
+    // @unchecked Sendable: `sources` is guarded by `lock`.
+    private let lock = NSLock()
+    private var sources: [Response.Source] = []
+
+    func log(_ event: TaskEvent) {
+        guard event.kind == .finished || event.kind == .failed, let source = event.source, source != .network else {
+            return
+        }
+        lock.withLock { sources.append(source) }
+    }
+
+    /// One line for standard error, or `nil` when every answer came from the network.
+    var note: String? {
+        let sources = lock.withLock { self.sources }
+        guard let first = sources.first else { return nil }
+        let what = sources.count == 1 ? "the answer" : "\(sources.count) answers"
+        return switch first {
+        case .stale: "note: \(what) came from the cache, stale: the server could not be reached"
+        case .revalidated: "note: \(what) came from the cache, confirmed unchanged by the server (304)"
+        default: "note: \(what) came from the cache: the server could not be reached"
+        }
+    }
 }

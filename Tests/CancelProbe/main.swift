@@ -66,6 +66,33 @@ guard arguments.count == 3, let count = Int(arguments[2]), count > 0 else {
     exit(2)
 }
 let way = arguments[1]
+if way == "cache-crash" {
+    // Not a cancel: four threads write entries of COUNT KiB to a DiskCacheStore in $NETWORKCORE_CACHE_DIR
+    // while the process kills itself with SIGKILL once 20 are on disk, in the middle of the next writes
+    // (`CacheCrashTests` then opens the directory). Key n is n in 64 hex digits; entry n's URL names n.
+    guard let path = ProcessInfo.processInfo.environment["NETWORKCORE_CACHE_DIR"] else { exit(2) }
+    let store = try DiskCacheStore(directory: URL(fileURLWithPath: path), byteLimit: 1 << 30)
+    let body = Data(repeating: 0x61, count: count * 1024)
+    for lane in 0..<4 {
+        Thread.detachNewThread {
+            for index in 0..<100_000 {
+                let number = lane * 100_000 + index
+                let entry = CachedResponse(
+                    url: "entry \(number)", statusCode: 200, headers: ["Cache-Control": "max-age=60"], body: body,
+                    requestDate: Date(), responseDate: Date())
+                store.store(entry, forKey: String(repeating: "0", count: 56) + String(format: "%08x", number))
+            }
+        }
+    }
+    let deadline = Date().addingTimeInterval(60)
+    while Date() < deadline {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        if names.filter({ $0.hasSuffix(".entry") }).count >= 20 { break }
+        usleep(5_000)
+    }
+    usleep(UInt32.random(in: 0..<3_000))
+    kill(getpid(), SIGKILL)
+}
 if way == "ipv6" {
     // Not a cancel: one send to an IPv6 literal, in a process that, like an app, does not link the opt-in
     // FoundationNetworkingFixes. Prints `ipv6=ok` or `ipv6=error:CODE` (the URLError code) and exits 0.

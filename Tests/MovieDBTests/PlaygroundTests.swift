@@ -201,6 +201,47 @@ struct PlaygroundBinaryTests {
         #expect(!run.errors.contains("local-key"))
     }
 
+    @Test("--cache DIR: the second run revalidates; with the server stopped, the page comes from the cache and says so")
+    func cacheDirectory() async throws {
+        let tmdb = OfflineTMDB()
+        let server = try LoopbackServer { tmdb.respond(to: $0) }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("playground-cache-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let arguments = ["now-playing", "--base-url", server.baseURL + "/3", "--cache", directory.path]
+        let environment = ["TMDB_API_KEY": "local-key"]
+        let first = try await PlaygroundRun.run(arguments, environment: environment)
+        #expect(first.status == 0 && first.errors.isEmpty)
+        #expect(first.output.contains("Now playing, page 1 of 1 (5 movies)"))
+        let second = try await PlaygroundRun.run(arguments, environment: environment)
+        #expect(second.status == 0)
+        #expect(second.errors.contains("confirmed unchanged by the server (304)"))
+        #expect(server.requests.count == 2)
+        #expect(server.requests.last?.value(forHTTPHeaderField: "If-None-Match") != nil)
+        server.stop()
+        let offline = try await PlaygroundRun.run(arguments, environment: environment)
+        #expect(offline.status == 0, "\(offline.errors)")
+        #expect(offline.output == first.output)
+        #expect(offline.errors.contains("came from the cache: the server could not be reached"))
+        // Another key is another user: nothing stored answers for it.
+        let other = try await PlaygroundRun.run(arguments, environment: ["TMDB_API_KEY": "other-key"])
+        #expect(other.status == 1)
+        // What is stored names no key.
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            let bytes = try Data(contentsOf: directory.appendingPathComponent(name))
+            #expect(!String(decoding: bytes, as: UTF8.self).contains("local-key"))
+        }
+    }
+
+    @Test("--cache with a file where the directory should be is a usage error")
+    func cacheOnAFile() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("playground-cache-file-\(UUID())")
+        try Data("x".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let run = try await PlaygroundRun.run(["now-playing", "--cache", file.path])
+        #expect(run.status == 2)
+        #expect(run.errors.hasPrefix("error: --cache cannot use \(file.path): Could not use the file"))
+    }
+
     @Test("a server that is not there exits 1 with one clear line, no crash")
     func unreachable() async throws {
         let server = try LoopbackServer { _ in .json("{}") }

@@ -93,6 +93,7 @@ public struct NetworkMetrics: NetworkLogger {
         case .duplicateTask: "duplicate_task"
         case .responseTooLarge: "response_too_large"
         case .fileAccessFailed: "file_access_failed"
+        case .notCached: "not_cached"
         }
     }
 

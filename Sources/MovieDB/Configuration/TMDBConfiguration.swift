@@ -19,12 +19,17 @@ public struct TMDBConfiguration: Sendable {
     public var language: String?
     /// The region for release dates and the now-playing and upcoming lists (`"DE"`); `nil` for TMDB's default.
     public var region: String?
+    /// How TMDB calls use the pool's cache, when the pool has one (``TaskPool/Configuration/cache``); `nil`
+    /// leaves it to the pool's policy. ``CachePolicy/networkFirst`` makes an app show the last lists it
+    /// got when the network is gone.
+    public var cachePolicy: CachePolicy?
 
     /// Creates a configuration.
     public init(
         environment: TMDBEnvironment = .production, credential: TMDBCredential?, language: String? = nil,
-        region: String? = nil
+        region: String? = nil, cachePolicy: CachePolicy? = nil
     ) {
+        self.cachePolicy = cachePolicy
         self.environment = environment
         self.credential = credential
         self.language = language
@@ -55,6 +60,7 @@ public struct TMDBConfiguration: Sendable {
     /// ```
     public func prepare<E: Endpoint>(_ endpoint: E, session: TMDBSession? = nil) -> ModifiedEndpoint<E> {
         var prepared = endpoint.with(baseURL: environment.baseURL).reading(status: JSONStatusReader.tmdb)
+        if let cachePolicy { prepared = prepared.caching(cachePolicy) }
         switch credential {
         case .apiKey(let key): prepared = prepared.addingQuery(["api_key": key])
         case .readAccessToken(let token): prepared = prepared.addingHeaders(["Authorization": "Bearer \(token)"])

@@ -40,8 +40,35 @@ public struct OfflineTMDB: Sendable {
         StubTransport(delay: delay) { request, _ in respond(to: request) }
     }
 
-    /// TMDB's answer to `request`.
+    /// How long the stand-in's successful `GET` answers are fresh, in seconds: they carry
+    /// `Cache-Control: public, max-age=600` and an `ETag`, and a request whose `If-None-Match` names that
+    /// tag gets `304 Not Modified`, as a cached API's answers do.
+    public static let maxAge = 600
+
+    /// TMDB's answer to `request`, with the caching headers of ``maxAge``.
     public func respond(to request: URLRequest) -> StubResponse {
+        var response = answer(to: request)
+        guard request.httpMethod ?? "GET" == "GET", response.statusCode == 200,
+            response.headers["Content-Type"]?.hasPrefix("application/json") == true
+        else { return response }
+        let tag = Self.entityTag(of: response.body)
+        response.headers["Cache-Control"] = "public, max-age=\(Self.maxAge)"
+        response.headers["ETag"] = tag
+        if request.value(forHTTPHeaderField: "If-None-Match") == tag {
+            return StubResponse(
+                statusCode: 304, headers: ["Cache-Control": "public, max-age=\(Self.maxAge)", "ETag": tag])
+        }
+        return response
+    }
+
+    /// A strong entity tag for `body`: its 64-bit FNV-1a digest, quoted.
+    static func entityTag(of body: Data) -> String {
+        let digest = body.reduce(UInt64(14_695_981_039_346_656_037)) { ($0 ^ UInt64($1)) &* 1_099_511_628_211 }
+        return "\"" + String(digest, radix: 16) + "\""
+    }
+
+    /// TMDB's answer to `request`, before caching headers.
+    private func answer(to request: URLRequest) -> StubResponse {
         guard let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
             return fixture(.notFound, status: 404)
         }

@@ -57,6 +57,9 @@ public protocol Endpoint: Sendable {
     var requiresAuthentication: Bool { get }
     /// The service its calls belong to, shown in the pool's task table; by default the endpoint type's name.
     var service: String { get }
+    /// How this endpoint's requests use the pool's cache; `nil` uses the pool's
+    /// ``TaskPool/Configuration/cachePolicy``. One call can say otherwise with ``caching(_:)``.
+    var cachePolicy: CachePolicy? { get }
 }
 
 extension Endpoint {
@@ -84,4 +87,6 @@ extension Endpoint {
     public var requiresAuthentication: Bool { true }
     /// The endpoint type's name, e.g. `"MovieEndpoint"`.
     public var service: String { String(describing: Self.self) }
+    /// The pool's cache policy.
+    public var cachePolicy: CachePolicy? { nil }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
-/// An endpoint sent to another base URL, or with more query items or headers, or read with another
-/// status reader, than it declares.
+/// An endpoint sent to another base URL, or with more query items or headers, read with another
+/// status reader, or cached by another policy, than it declares.
 ///
 /// Services use it to apply what belongs to their configuration rather than to each call:
 /// the environment's base URL and the credential.
@@ -20,6 +20,7 @@ public struct ModifiedEndpoint<Base: Endpoint>: Endpoint {
     private var extraQuery: [String: String] = [:]
     private var extraHeaders: [String: String] = [:]
     private var statusReaderOverride: (any ServerStatusReader)?
+    private var cachePolicyOverride: CachePolicy?
 
     init(base: Base) { self.base = base }
 
@@ -59,6 +60,8 @@ public struct ModifiedEndpoint<Base: Endpoint>: Endpoint {
     public var requiresAuthentication: Bool { base.requiresAuthentication }
     /// The base endpoint's service.
     public var service: String { base.service }
+    /// The overriding cache policy, or the base endpoint's.
+    public var cachePolicy: CachePolicy? { cachePolicyOverride ?? base.cachePolicy }
 
     /// The same endpoint sent to another base URL.
     public func with(baseURL: String) -> ModifiedEndpoint<Base> {
@@ -87,6 +90,13 @@ public struct ModifiedEndpoint<Base: Endpoint>: Endpoint {
         copy.statusReaderOverride = reader
         return copy
     }
+
+    /// The same endpoint, using the pool's cache as `policy` says.
+    public func caching(_ policy: CachePolicy) -> ModifiedEndpoint<Base> {
+        var copy = self
+        copy.cachePolicyOverride = policy
+        return copy
+    }
 }
 
 extension Endpoint {
@@ -106,5 +116,11 @@ extension Endpoint {
     /// This endpoint with its server's code, message and success read by `reader`: a service's conventions.
     public func reading(status reader: any ServerStatusReader) -> ModifiedEndpoint<Self> {
         ModifiedEndpoint(base: self).reading(status: reader)
+    }
+
+    /// This endpoint using the pool's cache as `policy` says, for one call:
+    /// `pool.send(Movies.nowPlaying(page: 1).caching(.networkOnly))`.
+    public func caching(_ policy: CachePolicy) -> ModifiedEndpoint<Self> {
+        ModifiedEndpoint(base: self).caching(policy)
     }
 }

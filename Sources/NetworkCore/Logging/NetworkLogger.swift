@@ -80,14 +80,19 @@ public struct TaskEvent: Sendable {
     public let redirectURL: String?
     /// The task's row, for ``Kind/stalled``.
     public let snapshot: TaskSnapshot?
+    /// Where the answer came from (the network, the cache…), for ``Kind/finished`` and for a failure
+    /// with a response.
+    public let source: Response.Source?
 
     /// Creates an event; pools do this for you.
     public init(
         kind: Kind, taskID: String, service: String = "", method: String, url: String, attempt: Int,
         date: Date = Date(),
         duration: TimeInterval? = nil, statusCode: Int? = nil, bytesReceived: Int = 0, error: NetworkError? = nil,
-        delay: TimeInterval? = nil, redirectURL: String? = nil, snapshot: TaskSnapshot? = nil
+        delay: TimeInterval? = nil, redirectURL: String? = nil, snapshot: TaskSnapshot? = nil,
+        source: Response.Source? = nil
     ) {
+        self.source = source
         self.kind = kind
         self.taskID = taskID
         self.service = service
@@ -122,6 +127,7 @@ public struct TaskEvent: Sendable {
 /// [NetworkCore] started   GET https://api.themoviedb.org/3/movie/now_playing?api_key=<redacted>&page=1 id=movies.nowPlaying.page=1
 /// [NetworkCore] retrying  503 0 B 12 ms attempt 2 retry in 480 ms id=movies.nowPlaying.page=1 error: …
 /// [NetworkCore] finished  200 5120 B 84 ms attempt 2 id=movies.nowPlaying.page=1
+/// [NetworkCore] finished  200 5120 B 0 ms from cache id=movies.nowPlaying.page=1
 /// ```
 public struct ConsoleLogger: NetworkLogger {
     /// Events below this level are not written.
@@ -163,6 +169,9 @@ public struct ConsoleLogger: NetworkLogger {
             if let status = event.statusCode { fields.append(String(status)) }
             fields.append("\(event.bytesReceived) B")
             if let duration = event.duration { fields.append("\(Int((duration * 1000).rounded())) ms") }
+            if let source = event.source, source != .network {
+                fields.append(source == .cache ? "from cache" : "\(source) from cache")
+            }
         }
         if event.attempt > 1 || event.kind == .retrying { fields.append("attempt \(event.attempt)") }
         if let delay = event.delay { fields.append("retry in \(Int((delay * 1000).rounded())) ms") }

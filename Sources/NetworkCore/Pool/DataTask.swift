@@ -160,6 +160,12 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     public let startDate: Date
     /// The service that started it (the endpoint's ``Endpoint/service``), asked for only when shown.
     public var service: String { endpoint.service }
+    /// The request as it goes on the wire before interceptors: with the validators of a stored answer
+    /// that the cache is checking.
+    var wireRequest: URLRequest {
+        guard let cache, cache.validating != nil else { return request }
+        return cache.conditional(request)
+    }
     /// Boxed once, when the task is made, and shared with every transport context of the task.
     let endpoint: any Endpoint
 
@@ -174,12 +180,15 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     let delivery: Delivery
     /// The request body when it is not bytes in the request (a file).
     let upload: Upload
+    /// What the pool's cache does with the task's answer, when it has a cache and the task may use it.
+    let cache: CacheTransaction?
 
     init(
         id: String, request: URLRequest, endpoint: any Endpoint, sequence: UInt64, lock: Lock,
-        delivery: Delivery = .memory, upload: Upload = .none
+        delivery: Delivery = .memory, upload: Upload = .none, cache: CacheTransaction? = nil
     ) {
         self.id = id
+        self.cache = cache
         self.delivery = delivery
         self.upload = upload
         self.endpoint = endpoint

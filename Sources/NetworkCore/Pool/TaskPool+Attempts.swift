@@ -9,7 +9,17 @@ import Foundation
 extension TaskPool {
     /// The runner's work: the call, then the task's end with its outcome.
     func performAndSettle(_ task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?) async {
-        settle(task, with: await perform(task, endpoint: endpoint, deadline: deadline), byRunner: true)
+        let outcome = await perform(task, endpoint: endpoint, deadline: deadline)
+        settle(task, with: cacheFallback(for: outcome, of: task), byRunner: true)
+    }
+
+    /// The outcome, or, when it is a failure the cache may cover (see ``CacheTransaction/fallback(for:request:now:)``),
+    /// the stored answer standing in for it.
+    func cacheFallback(for outcome: DataTask.Outcome, of task: DataTask) -> DataTask.Outcome {
+        guard case .failure(let error) = outcome, let cache = task.cache,
+            let stale = cache.fallback(for: error, request: task.request)
+        else { return outcome }
+        return validate(stale)
     }
 
     /// Sends the task's request: once when there are no interceptors; else as
@@ -22,7 +32,7 @@ extension TaskPool {
         // Nothing can adapt or retry the request: one attempt, and no context for interceptors to read.
         // The task is still in its first phase, `.preparing`, until the attempt opens.
         if Task.isCancelled { return .failure(.cancelled) }
-        if task.delivery.isMemory { return await send(task.request, for: task) }
+        if task.delivery.isMemory { return await send(task.wireRequest, for: task) }
         var request = task.request
         task.delivery.prepare(&request)
         return await send(request, for: task)
@@ -42,7 +52,7 @@ extension TaskPool {
         while true {
             let context = attemptContext(attempt, of: task, endpoint: endpoint, deadline: deadline)
             enter(.preparing, task)
-            var request = task.request
+            var request = task.wireRequest
             task.delivery.prepare(&request)
             do {
                 for interceptor in interceptors {
@@ -141,10 +151,11 @@ extension TaskPool {
                             .networkConnectionLost,
                             userInfo: [NSLocalizedDescriptionKey: "the event stream ended in the middle of an event"])))
             }
-            let response = Response(
+            var response = Response(
                 request: request, httpResponse: httpResponse, body: body, duration: timing.duration,
                 statusReader: task.endpoint.statusReader ?? configuration.statusReader, timing: timing,
                 fileURL: written ? task.delivery.fileURL : nil)
+            if let cache = task.cache { response = cache.resolve(response, request: request) }
             return validate(response)
         case .failure(let error):
             finishAttempt(
@@ -153,7 +164,7 @@ extension TaskPool {
         }
     }
 
-    private func validate(_ response: Response) -> DataTask.Outcome {
+    func validate(_ response: Response) -> DataTask.Outcome {
         let validation = configuration.validation
         guard validation.acceptableStatusCodes.contains(response.statusCode) else {
             return .failure(.httpStatus(response))

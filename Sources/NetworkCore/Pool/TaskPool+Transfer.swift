@@ -14,7 +14,7 @@ extension TaskPool {
         let body = task.body(for: task.request)
         let number = openAttempt(of: task, body: body)
         let events = events(for: task, attempt: number, bytesSent: body.length ?? 0, completion: .pool)
-        let control = configuration.transport.start(task.request, body: body, events: events)
+        let control = configuration.transport.start(task.wireRequest, body: body, events: events)
         events.attach(control)
         return control
     }
@@ -36,7 +36,7 @@ extension TaskPool {
     /// - Returns: the task's outcome: this one, or the one that ended it first (a cancel, the deadline).
     @discardableResult
     func finish(_ task: DataTask, with answer: DataTask.Answer) -> DataTask.Outcome {
-        let outcome = outcome(of: answer, of: task, request: task.request)
+        let outcome = cacheFallback(for: outcome(of: answer, of: task, request: task.wireRequest), of: task)
         if settle(task, with: outcome, byRunner: true) { return outcome }
         return lock.withLock { task.storage.outcome } ?? outcome
     }

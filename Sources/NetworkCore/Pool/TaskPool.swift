@@ -63,6 +63,11 @@ public final class TaskPool: @unchecked Sendable {
         /// as ``TaskEvent/Kind/stalled`` with its row; `nil` (the default) turns the detector off. A threshold
         /// under a millisecond (zero, negative, NaN) counts as a millisecond.
         public var stallThreshold: TimeInterval?
+        /// Where answers are stored for later requests (``MemoryCacheStore``, ``DiskCacheStore``); `nil`
+        /// (the default) for no cache. See ``CachePolicy`` for what is stored and used.
+        public var cache: (any CacheStore)?
+        /// How tasks use ``cache``, unless the endpoint or the call says otherwise: ``CachePolicy/followProtocol``.
+        public var cachePolicy: CachePolicy
 
         /// `Accept: application/json` and `User-Agent: NetworkCore/<version>`.
         public static let standardHeaders = [
@@ -84,8 +89,12 @@ public final class TaskPool: @unchecked Sendable {
             maximumAttempts: Int = 10,
             stallThreshold: TimeInterval? = nil,
             redirectPolicy: RedirectPolicy = .follow,
-            maximumResponseBytes: Int = 32 << 20
+            maximumResponseBytes: Int = 32 << 20,
+            cache: (any CacheStore)? = nil,
+            cachePolicy: CachePolicy = .followProtocol
         ) {
+            self.cache = cache
+            self.cachePolicy = cachePolicy
             self.transport = transport
             self.defaultHeaders = defaultHeaders
             self.logger = logger
@@ -231,11 +240,28 @@ public final class TaskPool: @unchecked Sendable {
     /// thread (see ``run(_:endpoint:deadline:immediately:)``).
     /// - Returns: the task, and whether the caller is to finish it (it started the task's transfer and
     ///   waits as its ``DataTask/Resumer/finisher(_:)``).
+    /// `revalidating`: a background validation of a stale answer the cache gave (see ``revalidate(_:id:)``).
     func start(
         _ endpoint: some Endpoint, id: String?, immediately: Bool, delivery: Delivery = .memory,
-        waiter: DataTask.Resumer? = nil
+        waiter: DataTask.Resumer? = nil, revalidating: Bool = false
     ) throws(NetworkError) -> (task: DataTask, finishes: Bool) {
         let request = try makeRequest(endpoint)
+        var cache: CacheTransaction?
+        var cached: (response: Response, revalidate: Bool)?
+        if let store = configuration.cache, delivery.isMemory {
+            switch CacheTransaction.lookup(
+                request, in: store, policy: endpoint.cachePolicy ?? configuration.cachePolicy,
+                revalidating: revalidating)
+            {
+            case .send(let transaction): cache = transaction
+            case .answer(let stored, let source, let age, let revalidate):
+                let response = CacheTransaction.response(
+                    stored, for: request, source: source, age: age,
+                    statusReader: endpoint.statusReader ?? configuration.statusReader)
+                cached = (response, revalidate)
+            case .notCached: throw .notCached(url: Redactor.default.redact(request.url))
+            }
+        }
         // A body that is not bytes in the request (a file) is only asked for where there can be one.
         let upload = request.httpBody == nil && request.httpMethod != nil ? try endpoint.upload(for: request) : .none
         let deadline = endpoint.resourceTimeout ?? configuration.resourceTimeout
@@ -273,13 +299,27 @@ public final class TaskPool: @unchecked Sendable {
             sequence += 1
             let task = DataTask(
                 id: taskID, request: request, endpoint: endpoint, sequence: sequence, lock: lock, delivery: delivery,
-                upload: upload)
+                upload: upload, cache: cache)
             if let waiter { _ = task.storage.machine.add((0, waiter)) }
             active[taskID] = task
             return (task, true)
         }
         if let replaced { settle(replaced, with: .failure(.cancelled)) }
+        if isNew, let cached {
+            // Answered by the cache: the task starts and ends here, and a stale answer is validated by a
+            // task of its own.
+            log(.started, task)
+            settle(task, with: validate(cached.response))
+            if cached.revalidate { revalidate(endpoint, id: task.id) }
+            return (task, false)
+        }
         return (task, isNew && run(task, endpoint: endpoint, deadline: deadline, immediately: immediately))
+    }
+
+    /// Validates a stale answer the cache gave, as a task of its own named after the one answered
+    /// (`"<id> (revalidation)"`), whose answer updates the store; nobody waits for it.
+    private func revalidate(_ endpoint: some Endpoint, id: String) {
+        _ = try? start(endpoint, id: id + " (revalidation)", immediately: false, revalidating: true)
     }
 
     /// A number no other waiter or task of the pool has.
@@ -407,15 +447,20 @@ public final class TaskPool: @unchecked Sendable {
         statusCode eventStatus: Int? = nil, redirectURL: String? = nil, snapshot: TaskSnapshot? = nil
     ) {
         guard let logger = configuration.logger else { return }
-        let (bytes, attempts, outcome) = lock.withLock {
+        var (bytes, attempts, outcome) = lock.withLock {
             (task.storage.bytesReceived, task.storage.attempts, task.storage.outcome)
         }
         var statusCode = eventStatus ?? retryError?.statusCode
         var error = retryError
+        var source: Response.Source?
         switch outcome {
-        case .success(let response): statusCode = response.statusCode
+        case .success(let response):
+            statusCode = response.statusCode
+            source = response.source
+            if response.source != .network { bytes = response.body.count }
         case .failure(let failure):
             statusCode = failure.statusCode
+            source = failure.response?.source
             if kind == .failed { error = failure }
         case nil: break
         }
@@ -425,6 +470,6 @@ public final class TaskPool: @unchecked Sendable {
                 url: Redactor.default.redact(task.request.url),
                 attempt: attempts, date: Date(), duration: kind == .started ? nil : task.elapsed,
                 statusCode: statusCode, bytesReceived: bytes, error: error, delay: delay, redirectURL: redirectURL,
-                snapshot: snapshot))
+                snapshot: snapshot, source: source))
     }
 }

@@ -30,6 +30,8 @@ extension NetworkError: LocalizedError {
             "The response was larger than the limit of \(limit) bytes, and was not read further."
         case .fileAccessFailed(let path, let reason):
             "Could not use the file \(path): \(reason)."
+        case .notCached(let url):
+            "No stored answer for \(url), and the cache policy does not allow the network."
         }
     }
 

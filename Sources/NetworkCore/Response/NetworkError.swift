@@ -47,6 +47,9 @@ public enum NetworkError: Error, Sendable {
     /// A file could not be read or written: an upload's file is missing or a directory, a download's
     /// destination cannot be written, the disk is full. The path and what went wrong.
     case fileAccessFailed(path: String, reason: String)
+    /// The cache had no answer for the request (credentials redacted in `url`) and its policy
+    /// (``CachePolicy/cacheOnly``, or the request's `Cache-Control: only-if-cached`) kept it off the network.
+    case notCached(url: String)
 }
 
 extension NetworkError {

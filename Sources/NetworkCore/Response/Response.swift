@@ -20,19 +20,43 @@ public final class Response: @unchecked Sendable {  // immutable but for `status
     public let fileURL: URL?
     /// Seconds from sending the request to receiving the whole body.
     public let duration: TimeInterval
-    /// The attempt that produced this response: when it was sent, its first byte, its end, bytes each way.
+    /// The attempt that produced this response: when it was sent, its first byte, its end, bytes each way;
+    /// `nil` for an answer from the cache.
     public let timing: TaskTimings.Attempt?
+    /// Where the answer came from: the network, the cache, the cache after the server confirmed it, or
+    /// the cache past its freshness (see ``CachePolicy``).
+    public let source: Source
+    /// Seconds since the server made the answer, for an answer from the cache; `nil` from the network.
+    public let age: TimeInterval?
 
-    private let statusReader: any ServerStatusReader
+    /// Where a ``Response`` came from.
+    public enum Source: String, Sendable, Hashable, CustomStringConvertible {
+        /// The server sent it for this request.
+        case network
+        /// A stored answer, fresh, used without asking the server.
+        case cache
+        /// A stored answer the server confirmed unchanged (a `304 Not Modified` to its validators).
+        case revalidated
+        /// A stored answer past its freshness: while it is being revalidated, when the server could not
+        /// answer, or because the policy allowed it.
+        case stale
+
+        /// `"network"`, `"cache"`, `"revalidated"` or `"stale"`.
+        public var description: String { rawValue }
+    }
+
+    let statusReader: any ServerStatusReader
     private let statusCache = Locked<ServerStatus??>(nil)
 
     /// Creates a response; the pool does this for you.
     public init(
         request: URLRequest, httpResponse: HTTPURLResponse, body: Data, duration: TimeInterval,
         statusReader: any ServerStatusReader = JSONStatusReader(), timing: TaskTimings.Attempt? = nil,
-        fileURL: URL? = nil
+        fileURL: URL? = nil, source: Source = .network, age: TimeInterval? = nil
     ) {
         self.timing = timing
+        self.source = source
+        self.age = age
         self.fileURL = fileURL
         self.request = request
         self.httpResponse = httpResponse
@@ -109,15 +133,22 @@ extension Response: CustomReflectable {
                 "url": Redactor.default.redact(request.url),
                 "requestHeaders": Redactor.default.redact(headers: request.allHTTPHeaderFields ?? [:]),
                 "headers": Redactor.default.redact(headers: headers), "bodyBytes": body.count, "duration": duration,
+                "source": source,
             ], displayStyle: .class)
     }
 }
 
 extension Response: CustomStringConvertible {
-    /// `"200 GET https://example.com/get?api_key=<redacted> (512 bytes, 12 ms)"`.
+    /// `"200 GET https://example.com/get?api_key=<redacted> (512 bytes, 12 ms)"`; an answer from the
+    /// cache says so: `"… (512 bytes, from cache, 40 s old)"`.
     public var description: String {
         let method = request.httpMethod ?? "GET"
         let url = Redactor.default.redact(request.url)
+        guard source == .network else {
+            let age = age.map { ", \(Int($0.rounded())) s old" } ?? ""
+            let from = source == .cache ? "from cache" : "\(source) from cache"
+            return "\(statusCode) \(method) \(url) (\(body.count) bytes, \(from)\(age))"
+        }
         return "\(statusCode) \(method) \(url) (\(body.count) bytes, \(Int((duration * 1000).rounded())) ms)"
     }
 }
