@@ -92,6 +92,7 @@ struct PlaygroundApp {
         cacheReport = cache.map { _ in CacheReport() }
         var loggers: [any NetworkLogger] = invocation.debug ? [ConsoleLogger()] : []
         if let cacheReport { loggers.append(cacheReport) }
+        if let recorder { loggers.append(recorder) }  // answers from the cache never reach the transport
         pool = TaskPool(
             configuration: .init(
                 transport: transport, logger: loggers.isEmpty ? nil : CombinedLogger(loggers), requestTimeout: 20,

@@ -148,7 +148,7 @@ struct AuthRig {
             pool = TaskPool(
                 configuration: .init(
                     transport: StubTransport { request, _ in await server.respond(request) }, logger: logger,
-                    interceptors: [interceptor]))
+                    interceptors: [interceptor], maximumConcurrentTasks: 128, maximumTasksPerHost: 128))
             baseURL = "https://stub.example"
             stop = {}
         case .loopback:
@@ -170,7 +170,7 @@ struct AuthRig {
             pool = TaskPool(
                 configuration: .init(
                     transport: URLSessionTransport(configuration: configuration), logger: logger, requestTimeout: 20,
-                    interceptors: [interceptor]))
+                    interceptors: [interceptor], maximumConcurrentTasks: 128, maximumTasksPerHost: 128))
             baseURL = base
             stop = { http.stop() }
         }

@@ -144,6 +144,31 @@ struct CacheControlTests {
         #expect(HTTPDate.parse("") == nil)
         #expect(HTTPDate.parse(nil) == nil)
     }
+
+    @Test("the preferred form, read by hand, agrees with a date formatter from 1900 to 2100, leap days included")
+    func imfFixdateAgreesWithAFormatter() {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        var generator = SystemRandomNumberGenerator()
+        let start = -2_208_988_800.0  // 1900-01-01
+        let span = 6_311_433_600.0  // to 2100
+        var samples = (0..<200).map { _ in (start + Double.random(in: 0..<span, using: &generator)).rounded(.down) }
+        samples += [951_782_400, 951_868_799, 4_107_542_400, 1_709_164_800, 0, -1]  // 2000-02-29, 2100-03-01, 2024-02-29
+        for seconds in samples {
+            let date = Date(timeIntervalSince1970: seconds)
+            let text = formatter.string(from: date)
+            #expect(HTTPDate.imfFixdate(text) == date, "\(text)")
+        }
+        for bad in [
+            "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT",
+            "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 19x4 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:60:37 GMT", "Sun; 06 Nov 1994 08:49:37 GMT",
+        ] {
+            #expect(HTTPDate.imfFixdate(bad) == nil, "\(bad)")
+        }
+    }
 }
 
 @Suite("Caching: what a stored response may be used for (RFC 9111 §4.2, RFC 5861, RFC 8246)")

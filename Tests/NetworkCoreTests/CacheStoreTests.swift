@@ -87,6 +87,22 @@ struct CacheStoreTests {
         #expect(lru.remove("c") == 6 && lru.cost == 0 && lru.count == 0)
     }
 
+    @Test("a stored answer's head is made once, and again for a copy whose headers changed")
+    func keptHead() {
+        let request = URLRequest(url: URL(string: "http://127.0.0.1/x")!)
+        let stored = Self.entry(headers: ["X-Version": "1"])
+        let first = CacheTransaction.response(stored, for: request, source: .cache, age: 0)
+        let again = CacheTransaction.response(stored, for: request, source: .cache, age: 0)
+        #expect(first.httpResponse === again.httpResponse)
+        var changed = stored
+        changed.headers["X-Version"] = "2"
+        let updated = CacheTransaction.response(changed, for: request, source: .cache, age: 0)
+        #expect(updated.header("X-Version") == "2" && first.header("X-Version") == "1")
+        let elsewhere = CacheTransaction.response(
+            stored, for: URLRequest(url: URL(string: "http://127.0.0.1/y")!), source: .cache, age: 0)
+        #expect(elsewhere.url?.path == "/y")
+    }
+
     @Test("the memory store keeps to its byte limit and forgets on request")
     func memoryStore() {
         let store = MemoryCacheStore(byteLimit: 1_300)

@@ -65,6 +65,8 @@ final class CachingServer: @unchecked Sendable {
     }
 
     func stop() { server.stop() }
+    /// Stops at once, every open connection closed: no answer is still on its way.
+    func kill() { server.kill() }
 }
 
 struct CachedGet: Endpoint {
@@ -260,9 +262,10 @@ struct CachingTests {
         let first = try await pool.send(CachedGet(baseURL: server.baseURL))
         let second = try await pool.send(CachedGet(baseURL: server.baseURL))
         #expect(first.source == .network && second.source == .network && server.requests == 2)
-        server.stop()
+        server.kill()
         let offline = try await pool.send(CachedGet(baseURL: server.baseURL))
-        #expect(offline.source == .stale && String(decoding: offline.body, as: UTF8.self) == "answer 2")
+        #expect(offline.source == .stale, "\(offline.source), \(server.requests) requests")
+        #expect(String(decoding: offline.body, as: UTF8.self) == "answer 2")
         // Without a stored answer, the failure is the network's.
         await #expect(throws: NetworkError.self) {
             try await pool.send(CachedGet(baseURL: server.baseURL, path: "other"))
@@ -334,9 +337,10 @@ struct CachingTests {
         jarless.httpCookieAcceptPolicy = .never
         let first = TaskPool(
             configuration: .init(
-                transport: URLSessionTransport(configuration: jarless), cache: try DiskCacheStore(directory: directory)))
+                transport: URLSessionTransport(configuration: jarless), cache: try DiskCacheStore(directory: directory))
+        )
         _ = try await first.send(CachedGet(baseURL: server.baseURL, path: "r?api_key=SECRETKEY"))
-        server.stop()
+        server.kill()
         let second = TaskPool(configuration: .init(cache: try DiskCacheStore(directory: directory)))
         let answer = try await second.send(CachedGet(baseURL: server.baseURL, path: "r?api_key=SECRETKEY"))
         #expect(answer.source == .cache && String(decoding: answer.body, as: UTF8.self) == "answer 1")
@@ -366,6 +370,27 @@ struct CachingTests {
         #expect(a === b)
     }
 
+    @Test("a HAR recorder given as the logger too records answers from the cache, saying so, with no credential")
+    func harRecordsCacheAnswers() async throws {
+        let server = try CachingServer { _ in ["Cache-Control": "max-age=600"] }
+        defer { server.stop() }
+        let recorder = HARRecorder()
+        let pool = TaskPool(
+            configuration: .init(
+                transport: RecordingTransport(URLSessionTransport(), recorder: recorder), logger: recorder,
+                cache: MemoryCacheStore()))
+        let endpoint = CachedGet(baseURL: server.baseURL, path: "r?api_key=SECRETKEY")
+        _ = try await pool.send(endpoint)
+        _ = try await pool.send(endpoint)
+        let entries = recorder.har.log.entries
+        #expect(entries.count == 2 && server.requests == 1)
+        #expect(entries[0].cache.comment == nil && entries[0].time > 0)
+        #expect(entries[1].cache.comment?.hasPrefix("answered from the cache: cache") == true)
+        #expect(entries[1].response.status == 200 && entries[1].response.content.text == "answer 1")
+        let json = String(decoding: try recorder.data(), as: UTF8.self)
+        #expect(!json.contains("SECRETKEY"))
+    }
+
     @Test("an answer from the cache is logged as a task that started and finished, its source in the event")
     func eventsAndJoins() async throws {
         let server = try CachingServer { _ in ["Cache-Control": "max-age=600"] }
@@ -379,6 +404,7 @@ struct CachingTests {
         #expect(kinds == [.started, .finished])
         #expect(logger.events.last { $0.taskID == "b" }?.source == .cache)
         #expect(logger.events.last { $0.taskID == "a" }?.source == .network)
+        #expect(logger.events.last { $0.taskID == "b" }?.response === hit)
         #expect(hit.description.contains("from cache"))
     }
 }

@@ -100,7 +100,7 @@ struct ReliabilityTests {
         let pool = TaskPool(
             configuration: .init(
                 transport: URLSessionTransport(configuration: configuration), duplicatePolicy: .reject,
-                resourceTimeout: 30))
+                resourceTimeout: 30, maximumConcurrentTasks: 256, maximumTasksPerHost: 256))
 
         // Warm up with as many requests as the run, so the process has its working size for this load (threads,
         // connections, the allocator's arenas) before memory is measured, as in `poolMemory`. After 3,000
@@ -171,7 +171,8 @@ struct ReliabilityTests {
                     case .delayed: throw URLError(.timedOut)
                     case .trickled(let response, _, _): return response
                     }
-                }, duplicatePolicy: .reject, resourceTimeout: 600, stallThreshold: 600))
+                }, duplicatePolicy: .reject, resourceTimeout: 600, stallThreshold: 600, maximumConcurrentTasks: 256,
+                maximumTasksPerHost: 256))
         // Warm up with as many requests as the run, so the heap has the shape the run needs before it is measured.
         _ = await FaultLoad.run(100_000..<120_000, pool: pool, baseURL: "https://stub.example", inFlight: 256)
         let before = ProcessMemory.Reading()

@@ -95,7 +95,7 @@ struct TimerHeapTests {
                 transport: StubTransport { request, _ in
                     if request.url!.path.hasSuffix("held") { try await Task.sleep(nanoseconds: 30_000_000_000) }
                     return .json("{}")
-                }, resourceTimeout: 600, stallThreshold: 600))
+                }, resourceTimeout: 600, stallThreshold: 600, maximumTasksPerHost: 64))
         for index in 0..<20 { pool.send(TestEndpoint(path: "held"), id: "held \(index)") { _ in } }
         #expect(pool.timerCount == 40)
         _ = try await pool.send(TestEndpoint(path: "quick"), id: "quick")

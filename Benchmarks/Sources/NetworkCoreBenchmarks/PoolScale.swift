@@ -60,7 +60,9 @@ final class PoolRegistry: TaskRegistry {
     init(timed: Bool = false) {
         pool = TaskPool(
             configuration: .init(
-                transport: ScaleTransport(), resourceTimeout: timed ? 3_600 : nil, stallThreshold: timed ? 3_600 : nil))
+                transport: ScaleTransport(), resourceTimeout: timed ? 3_600 : nil, stallThreshold: timed ? 3_600 : nil,
+                // Every task tracked and running: this suite measures tracking, the queue suite queueing.
+                maximumConcurrentTasks: .max, maximumTasksPerHost: .max))
     }
 
     func register(_ ids: ArraySlice<String>) {

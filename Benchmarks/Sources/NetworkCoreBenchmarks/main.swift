@@ -25,7 +25,7 @@ struct Options {
     var inflight = [1, 8, 64, 256]
     var scale = [1_000, 10_000, 100_000]
     var output = "results/latest.json"
-    var suites: Set<String> = ["throughput", "pool", "parse", "memory", "transfers", "events"]
+    var suites: Set<String> = ["throughput", "pool", "queue", "cache", "parse", "memory", "transfers", "events"]
     /// nginx's document root, where the transfers suite puts its file and nginx stores uploads.
     var www = ""
     var transferMegabytes = 1_024
@@ -259,13 +259,23 @@ final class Clients: Sendable {
         configuration.httpMaximumConnectionsPerHost = 64
         configuration.urlCache = nil
         session = URLSession(configuration: configuration)
-        pool = TaskPool(configuration: .init(transport: URLSessionTransport(configuration: configuration)))
+        // The pools run as many requests at once to nginx as the raw session opens connections to it (64),
+        // and let every caller's request be in flight, as the raw session does.
+        let limits = (total: 256, perHost: 64)
+        pool = TaskPool(
+            configuration: .init(
+                transport: URLSessionTransport(configuration: configuration), maximumConcurrentTasks: limits.total,
+                maximumTasksPerHost: limits.perHost))
         transport = URLSessionTransport(configuration: configuration)
         var nio = AsyncHTTPClientTransport.defaultConfiguration
         nio.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         nioTransport = AsyncHTTPClientTransport(configuration: nio)
-        nioPool = TaskPool(configuration: .init(transport: nioTransport))
-        ownNIOPool = TaskPool(configuration: .init(transport: ownNIOTransport))
+        nioPool = TaskPool(
+            configuration: .init(
+                transport: nioTransport, maximumConcurrentTasks: limits.total, maximumTasksPerHost: limits.perHost))
+        ownNIOPool = TaskPool(
+            configuration: .init(
+                transport: ownNIOTransport, maximumConcurrentTasks: limits.total, maximumTasksPerHost: limits.perHost))
     }
 
     func call(_ client: Client, _ payload: Payload, index: Int) async throws {
@@ -526,6 +536,8 @@ if options.suites.contains("throughput") { rows += await throughput(options, cli
 // Memory before the pool suite, whose 100,000 parked tasks leave the process much larger.
 if options.suites.contains("memory") { rows += await memoryGrowth(clients: clients) }
 if options.suites.contains("pool") { rows += await poolScale(options) }
+if options.suites.contains("queue") { rows += await queueScale(options) }
+if options.suites.contains("cache") { rows += try await cacheHits(options) }
 if options.suites.contains("parse") { rows += try await parseCost(options) }
 if options.suites.contains("events") { rows += try eventStream(options) }
 if options.suites.contains("transfers") {

@@ -22,6 +22,7 @@ import NetworkCore
 /// | `networkcore_credential_refreshes_total` | counter, a task waited for a renewed credential | service |
 /// | `networkcore_stalls_total` | counter, a task received nothing for the stall threshold | service, method |
 /// | `networkcore_tasks_in_flight` | meter, tasks started and not ended | service |
+/// | `networkcore_tasks_queued` | meter, tasks waiting for a slot (the pool's limits, or paused) | service |
 ///
 /// `status_class` is `1xx` to `5xx`, or `none` when no answer came; `outcome` is `finished`, `failed`
 /// or `cancelled`; `error` names the ``NetworkError`` case (`http_status`, `timed_out`, `transport`…).
@@ -30,6 +31,9 @@ public struct NetworkMetrics: NetworkLogger {
     /// What each metric's label starts with.
     public let prefix: String
     private let factory: (any MetricsFactory)?
+    /// The ids of the tasks waiting in a pool's queue, so that one that ends there leaves the queued
+    /// meter rather than the in-flight one.
+    private let waiting = WaitingTasks()
 
     /// Creates a recorder whose metrics are named `prefix_…`, made by `factory` (the process's
     /// bootstrapped factory unless given).
@@ -43,7 +47,11 @@ public struct NetworkMetrics: NetworkLogger {
         let service = ("service", event.service.isEmpty ? "unknown" : event.service)
         let method = ("method", event.method)
         switch event.kind {
+        case .queued:
+            waiting.insert(event.taskID)
+            meter("tasks_queued", [service]).increment()
         case .started:
+            if waiting.remove(event.taskID) { meter("tasks_queued", [service]).decrement() }
             meter("tasks_in_flight", [service]).increment()
         case .redirected:
             break
@@ -54,7 +62,11 @@ public struct NetworkMetrics: NetworkLogger {
         case .stalled:
             counter("stalls_total", [service, method]).increment()
         case .finished, .failed, .cancelled:
-            meter("tasks_in_flight", [service]).decrement()
+            if waiting.remove(event.taskID) {
+                meter("tasks_queued", [service]).decrement()
+            } else {
+                meter("tasks_in_flight", [service]).decrement()
+            }
             let ended = [
                 service, method, ("status_class", Self.statusClass(event.statusCode)), ("outcome", event.kind.rawValue),
             ]
@@ -113,5 +125,25 @@ public struct NetworkMetrics: NetworkLogger {
         let label = "\(prefix)_\(name)"
         return factory.map { Meter(label: label, dimensions: dimensions, factory: $0) }
             ?? Meter(label: label, dimensions: dimensions)
+    }
+}
+
+/// Task ids, behind a lock.
+private final class WaitingTasks: @unchecked Sendable {
+    // @unchecked Sendable: `ids` is only touched under `lock`.
+    private let lock = NSLock()
+    private var ids: Set<String> = []
+
+    func insert(_ id: String) {
+        lock.lock()
+        ids.insert(id)
+        lock.unlock()
+    }
+
+    /// Removes `id`; returns whether it was there.
+    func remove(_ id: String) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return ids.remove(id) != nil
     }
 }

@@ -102,7 +102,7 @@ public final class RequestTracing: RequestInterceptor, NetworkLogger, @unchecked
     /// Ends the attempt's span when the attempt is retried, and both spans when the task ends.
     public func log(_ event: TaskEvent) {
         switch event.kind {
-        case .started, .stalled, .credentialRefreshed:
+        case .queued, .started, .stalled, .credentialRefreshed:
             if event.kind == .stalled { locked { open[event.taskID]?.attempt }?.addEvent("stalled") }
         case .redirected:
             let attempt = locked { open[event.taskID]?.attempt }

@@ -138,7 +138,7 @@ final class CacheTransaction: Sendable {
         if response.statusCode == 304, let validating {
             var merged = validating
             for (name, value) in response.headers where !Self.notUpdatedBy304.contains(name.lowercased()) {
-                if let old = merged.headers.keys.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+                if let old = merged.headers.keys.first(where: { HeaderName.same($0, name) }) {
                     merged.headers.removeValue(forKey: old)
                 }
                 merged.headers[name] = value
@@ -204,10 +204,11 @@ final class CacheTransaction: Sendable {
         statusReader: (any ServerStatusReader)? = nil, like template: Response? = nil
     ) -> Response {
         let url = request.url ?? URL(string: "http://localhost/")!
-        let head =
+        let head = stored.head.head(for: url, status: stored.statusCode, headers: stored.headers) {
             HTTPURLResponse(
                 url: url, statusCode: stored.statusCode, httpVersion: "HTTP/1.1", headerFields: stored.headers)
-            ?? HTTPURLResponse(url: url, statusCode: stored.statusCode, httpVersion: nil, headerFields: nil)!
+                ?? HTTPURLResponse(url: url, statusCode: stored.statusCode, httpVersion: nil, headerFields: nil)!
+        }
         return Response(
             request: request, httpResponse: head, body: request.httpMethod == "HEAD" ? Data() : stored.body,
             duration: template?.duration ?? 0,
@@ -221,17 +222,20 @@ final class CacheTransaction: Sendable {
     /// share a key, and a key shows none of them.
     static func key(for request: URLRequest, method: String) -> String {
         var text = method + "\n"
-        if let url = request.url {
-            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-            components?.fragment = nil
-            text += (components?.string ?? url.absoluteString) + "\n"
+        if let url = request.url?.absoluteString {
+            text += (url.firstIndex(of: "#").map { String(url[..<$0]) } ?? url) + "\n"
         }
         let headers = (request.allHTTPHeaderFields ?? [:]).map { ($0.key.lowercased(), $0.value) }
-            .filter { Redactor.default.isSensitive($0.0) }
+            .filter { !commonHeaders.contains($0.0) && Redactor.default.isSensitive($0.0) }
             .sorted { $0.0 < $1.0 }
         for (name, value) in headers { text += name + ": " + value + "\n" }
         return SHA256.hex(text)
     }
+
+    /// Headers nearly every request has that are never credentials: not asked of the ``Redactor``.
+    private static let commonHeaders: Set<String> = [
+        "accept", "user-agent", "accept-language", "accept-encoding", "content-type", "content-length",
+    ]
 
     /// For each header `vary` names, a digest of `request`'s value ("" when it has none).
     static func variance(of request: URLRequest, vary: String?) -> [String: String] {

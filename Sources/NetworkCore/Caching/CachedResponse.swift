@@ -1,11 +1,19 @@
 import Foundation
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// An answer as a ``CacheStore`` keeps it: status, headers and body, when it was asked for and received,
 /// and what the request's headers named by its `Vary` were.
 ///
 /// It holds no credential: `Set-Cookie` is not stored, the URL is kept redacted (for display only), and
 /// the request headers a `Vary` names are kept as digests.
 public struct CachedResponse: Sendable, Hashable {
+    /// The head made from it the first time it answered, kept with it (a memory store hands the same
+    /// value out again): building an `HTTPURLResponse` costs more than the rest of a hit.
+    let head = HeadBox()
+
     /// The URL it answered, credentials redacted; for display, never used to send.
     public var url: String
     /// The HTTP status code.
@@ -39,7 +47,7 @@ public struct CachedResponse: Sendable, Hashable {
     /// The value of the header `name`, compared case-insensitively.
     public func header(_ name: String) -> String? {
         if let value = headers[name] { return value }
-        return headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        return headers.first { HeaderName.same($0.key, name) }?.value
     }
 
     /// Its `Cache-Control` directives.
@@ -59,6 +67,46 @@ public struct CachedResponse: Sendable, Hashable {
 
     /// Whether it can be validated: it has an `ETag` or a `Last-Modified`.
     var hasValidators: Bool { header("ETag") != nil || header("Last-Modified") != nil }
+
+    /// Equal when every stored field is; the kept head is not compared.
+    public static func == (lhs: CachedResponse, rhs: CachedResponse) -> Bool {
+        lhs.url == rhs.url && lhs.statusCode == rhs.statusCode && lhs.headers == rhs.headers && lhs.body == rhs.body
+            && lhs.requestDate == rhs.requestDate && lhs.responseDate == rhs.responseDate
+            && lhs.variance == rhs.variance
+    }
+
+    /// Hashes the stored fields.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(url)
+        hasher.combine(statusCode)
+        hasher.combine(headers)
+        hasher.combine(body)
+        hasher.combine(requestDate)
+        hasher.combine(responseDate)
+        hasher.combine(variance)
+    }
+
+    /// The head made from a stored answer: made again when the URL, status or headers differ from what
+    /// it was made of (a copy of the value whose fields were changed shares the box).
+    final class HeadBox: @unchecked Sendable {
+        // @unchecked Sendable: `kept` is only touched under `lock`.
+        private let lock = Lock()
+        private var kept: (head: HTTPURLResponse, status: Int, headers: [String: String])?
+
+        /// The head kept for `url`, `status` and `headers`, or the one `make` makes (kept for next time).
+        func head(
+            for url: URL, status: Int, headers: [String: String], make: () -> HTTPURLResponse
+        ) -> HTTPURLResponse {
+            if let kept = lock.withLock({ kept }), kept.head.url == url, kept.status == status,
+                kept.headers == headers
+            {
+                return kept.head
+            }
+            let made = make()
+            lock.withLock { kept = (made, status, headers) }
+            return made
+        }
+    }
 }
 
 // MARK: Stored form

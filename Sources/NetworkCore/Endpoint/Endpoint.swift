@@ -60,6 +60,9 @@ public protocol Endpoint: Sendable {
     /// How this endpoint's requests use the pool's cache; `nil` uses the pool's
     /// ``TaskPool/Configuration/cachePolicy``. One call can say otherwise with ``caching(_:)``.
     var cachePolicy: CachePolicy? { get }
+    /// How soon this endpoint's tasks start when the pool's limits make tasks wait; ``RequestPriority/normal``
+    /// unless you say otherwise. One call can say otherwise with ``prioritized(_:)``.
+    var priority: RequestPriority { get }
 }
 
 extension Endpoint {
@@ -89,4 +92,6 @@ extension Endpoint {
     public var service: String { String(describing: Self.self) }
     /// The pool's cache policy.
     public var cachePolicy: CachePolicy? { nil }
+    /// ``RequestPriority/normal``.
+    public var priority: RequestPriority { .normal }
 }

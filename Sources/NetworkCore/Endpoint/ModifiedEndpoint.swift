@@ -21,6 +21,7 @@ public struct ModifiedEndpoint<Base: Endpoint>: Endpoint {
     private var extraHeaders: [String: String] = [:]
     private var statusReaderOverride: (any ServerStatusReader)?
     private var cachePolicyOverride: CachePolicy?
+    private var priorityOverride: RequestPriority?
 
     init(base: Base) { self.base = base }
 
@@ -62,6 +63,8 @@ public struct ModifiedEndpoint<Base: Endpoint>: Endpoint {
     public var service: String { base.service }
     /// The overriding cache policy, or the base endpoint's.
     public var cachePolicy: CachePolicy? { cachePolicyOverride ?? base.cachePolicy }
+    /// The overriding priority, or the base endpoint's.
+    public var priority: RequestPriority { priorityOverride ?? base.priority }
 
     /// The same endpoint sent to another base URL.
     public func with(baseURL: String) -> ModifiedEndpoint<Base> {
@@ -97,6 +100,13 @@ public struct ModifiedEndpoint<Base: Endpoint>: Endpoint {
         copy.cachePolicyOverride = policy
         return copy
     }
+
+    /// The same endpoint, started with `priority` when tasks wait.
+    public func prioritized(_ priority: RequestPriority) -> ModifiedEndpoint<Base> {
+        var copy = self
+        copy.priorityOverride = priority
+        return copy
+    }
 }
 
 extension Endpoint {
@@ -122,5 +132,11 @@ extension Endpoint {
     /// `pool.send(Movies.nowPlaying(page: 1).caching(.networkOnly))`.
     public func caching(_ policy: CachePolicy) -> ModifiedEndpoint<Self> {
         ModifiedEndpoint(base: self).caching(policy)
+    }
+
+    /// This endpoint started with `priority` when tasks wait, for one call:
+    /// `pool.send(Movies.details(id: 550).prioritized(.high))`.
+    public func prioritized(_ priority: RequestPriority) -> ModifiedEndpoint<Self> {
+        ModifiedEndpoint(base: self).prioritized(priority)
     }
 }

@@ -31,6 +31,15 @@ enum HeaderName {
     }
 
     /// Whether `text` is an HTTP token (RFC 9110 §5.6.2), as a header name or a method must be.
+    /// Whether two header names are the same, ASCII letters compared without case (names are tokens):
+    /// without Foundation's locale-aware comparison, which costs far more.
+    static func same(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        return zip(a.utf8, b.utf8).allSatisfy { x, y in
+            x == y || (x | 0x20 == y | 0x20 && (0x61...0x7a).contains(x | 0x20))
+        }
+    }
+
     static func isToken(_ text: String) -> Bool { !text.isEmpty && text.utf8.allSatisfy(isTokenByte) }
 
     private static func isTokenByte(_ byte: UInt8) -> Bool {

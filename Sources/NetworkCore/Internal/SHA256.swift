@@ -22,54 +22,53 @@ struct SHA256 {
 
     /// Adds `bytes` to the message.
     mutating func update(_ bytes: some Sequence<UInt8>) {
-        for byte in bytes {
-            pending.append(byte)
-            length &+= 1
-            if pending.count == 64 {
-                compress(pending)
-                pending.removeAll(keepingCapacity: true)
-            }
-        }
+        let bytes = Array(bytes)
+        bytes.withUnsafeBufferPointer { update($0) }
     }
 
-    /// Adds `data` to the message, a block at a time.
+    /// Adds `data` to the message.
     mutating func update(_ data: Data) {
-        data.withUnsafeBytes { raw in
-            var bytes = raw[...]
-            while !bytes.isEmpty {
-                if pending.isEmpty, bytes.count >= 64 {
-                    compress(bytes.prefix(64))
-                    bytes = bytes.dropFirst(64)
-                    length &+= 64
-                } else {
-                    let take = min(64 - pending.count, bytes.count)
-                    update(bytes.prefix(take))
-                    bytes = bytes.dropFirst(take)
-                }
-            }
+        data.withUnsafeBytes { update($0.bindMemory(to: UInt8.self)) }
+    }
+
+    /// Adds `buffer` to the message: whole blocks straight from it, the rest kept for the next call.
+    private mutating func update(_ buffer: UnsafeBufferPointer<UInt8>) {
+        var rest = buffer[...]
+        length &+= UInt64(buffer.count)
+        if !pending.isEmpty {
+            let take = min(64 - pending.count, rest.count)
+            pending.append(contentsOf: rest.prefix(take))
+            rest = rest.dropFirst(take)
+            guard pending.count == 64 else { return }
+            pending.withUnsafeBufferPointer { compress($0[...]) }
+            pending.removeAll(keepingCapacity: true)
         }
+        while rest.count >= 64 {
+            compress(rest.prefix(64))
+            rest = rest.dropFirst(64)
+        }
+        pending.append(contentsOf: rest)
     }
 
     /// The 32-byte digest of everything added.
     mutating func finalize() -> [UInt8] {
         let bits = length &* 8
-        update([0x80])
-        while pending.count != 56 { update([0]) }
-        update((0..<8).reversed().map { UInt8(truncatingIfNeeded: bits >> ($0 * 8)) })
+        var tail: [UInt8] = [0x80]
+        tail += [UInt8](repeating: 0, count: (119 - pending.count) % 64)
+        tail += (0..<8).reversed().map { UInt8(truncatingIfNeeded: bits >> ($0 * 8)) }
+        update(tail)
         let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
         return words.flatMap { word in (0..<4).reversed().map { UInt8(truncatingIfNeeded: word >> ($0 * 8)) } }
     }
 
-    private mutating func compress(_ block: some Collection<UInt8>) {
+    private mutating func compress(_ block: Slice<UnsafeBufferPointer<UInt8>>) {
         var w = [UInt32](repeating: 0, count: 64)
         var index = block.startIndex
         for t in 0..<16 {
-            var word: UInt32 = 0
-            for _ in 0..<4 {
-                word = word << 8 | UInt32(block[index])
-                index = block.index(after: index)
-            }
-            w[t] = word
+            w[t] =
+                UInt32(block[index]) << 24 | UInt32(block[index + 1]) << 16 | UInt32(block[index + 2]) << 8
+                | UInt32(block[index + 3])
+            index += 4
         }
         for t in 16..<64 {
             let s0 = w[t - 15].rotatedRight(7) ^ w[t - 15].rotatedRight(18) ^ (w[t - 15] >> 3)

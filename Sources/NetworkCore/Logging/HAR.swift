@@ -42,7 +42,7 @@ public struct HAR: Codable, Hashable, Sendable {
         public var request: Request
         /// The response; status 0 when none arrived.
         public var response: Response
-        /// Cache information (always empty).
+        /// Cache information: empty, but for an answer from the pool's cache.
         public var cache: Cache
         /// Where the time went.
         public var timings: Timings
@@ -132,8 +132,14 @@ public struct HAR: Codable, Hashable, Sendable {
         public var value: String
     }
 
-    /// Cache information; NetworkCore records none.
-    public struct Cache: Codable, Hashable, Sendable {}
+    /// Cache information: for an answer from the pool's cache, where it came from.
+    public struct Cache: Codable, Hashable, Sendable {
+        /// `"answered from the cache: stale, 40 s old"` for an answer from the pool's cache; else absent.
+        public var comment: String?
+
+        /// Creates the cache information of an entry.
+        public init(comment: String? = nil) { self.comment = comment }
+    }
 
     /// Milliseconds spent in each phase; -1 where not measured.
     public struct Timings: Codable, Hashable, Sendable {

@@ -85,6 +85,20 @@ public final class HARRecorder: @unchecked Sendable {
         lock.withLock { entries.append(entry) }
     }
 
+    /// Records an answer the pool gave from its cache: its request and the stored response, no time on
+    /// the wire, and `cache.comment` saying where it came from and how old it was.
+    public func record(cached response: Response) {
+        let secrets = redactor?.secrets(in: response.request) ?? []
+        let age = response.age.map { ", \(Int($0.rounded())) s old" } ?? ""
+        let note = "answered from the cache: \(response.source)\(age)"
+        let entry = HAR.Entry(
+            startedDateTime: Self.timestamp(Date()), time: 0, request: harRequest(response.request),
+            response: harResponse(
+                response.httpResponse, body: response.body, size: response.body.count, scrubbing: secrets),
+            cache: HAR.Cache(comment: note), timings: HAR.Timings(send: 0, wait: 0, receive: 0), comment: note)
+        lock.withLock { entries.append(entry) }
+    }
+
     private func harRequest(_ request: URLRequest) -> HAR.Request {
         let url = request.url?.absoluteString ?? ""
         let items = request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false)?.queryItems } ?? []
@@ -228,5 +242,24 @@ final class RecordedExchange: @unchecked Sendable {
                 wait: MonotonicClock.seconds(from: start, to: first),
                 receive: MonotonicClock.seconds(from: first, to: end))
         }
+    }
+}
+
+extension HARRecorder: NetworkLogger {
+    /// Records the answers a pool gives from its cache, which never reach a ``RecordingTransport``: give the
+    /// recorder to the pool as its logger too (beside others in a ``CombinedLogger``), and the archive has
+    /// every answer, from the wire and from the cache.
+    /// ```swift
+    /// let recorder = HARRecorder()
+    /// let pool = TaskPool(
+    ///     configuration: .init(
+    ///         transport: RecordingTransport(URLSessionTransport(), recorder: recorder), logger: recorder,
+    ///         cache: MemoryCacheStore()))
+    /// ```
+    public func log(_ event: TaskEvent) {
+        guard event.kind == .finished || event.kind == .failed, let response = event.response,
+            response.source != .network
+        else { return }
+        record(cached: response)
     }
 }

@@ -18,7 +18,10 @@ public protocol NetworkLogger: Sendable {
 public struct TaskEvent: Sendable {
     /// What happened.
     public enum Kind: String, Sendable, CaseIterable {
-        /// The task was registered and its request is being prepared.
+        /// The task was registered but waits for a slot: the pool's limits are reached, or it is paused
+        /// (see ``TaskPool/Configuration/maximumConcurrentTasks``). ``started`` follows when it runs.
+        case queued
+        /// The task was registered (or left the queue) and its request is being prepared.
         case started
         /// The server redirected; ``TaskEvent/redirectURL`` says where.
         case redirected
@@ -83,6 +86,8 @@ public struct TaskEvent: Sendable {
     /// Where the answer came from (the network, the cache…), for ``Kind/finished`` and for a failure
     /// with a response.
     public let source: Response.Source?
+    /// The answer, for ``Kind/finished`` and for a failure with a response (an unaccepted status).
+    public let response: Response?
 
     /// Creates an event; pools do this for you.
     public init(
@@ -90,9 +95,10 @@ public struct TaskEvent: Sendable {
         date: Date = Date(),
         duration: TimeInterval? = nil, statusCode: Int? = nil, bytesReceived: Int = 0, error: NetworkError? = nil,
         delay: TimeInterval? = nil, redirectURL: String? = nil, snapshot: TaskSnapshot? = nil,
-        source: Response.Source? = nil
+        source: Response.Source? = nil, response: Response? = nil
     ) {
         self.source = source
+        self.response = response
         self.kind = kind
         self.taskID = taskID
         self.service = service
@@ -113,7 +119,7 @@ public struct TaskEvent: Sendable {
     /// credential renewals; warning for retries and stalls; error for failures.
     public var level: Level {
         switch kind {
-        case .started, .redirected: .debug
+        case .queued, .started, .redirected: .debug
         case .finished, .cancelled, .credentialRefreshed: .info
         case .retrying, .stalled: .warning
         case .failed: .error

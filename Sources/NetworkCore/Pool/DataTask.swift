@@ -27,6 +27,8 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         case preparing
         /// Waiting for a credential being renewed.
         case waitingForCredential
+        /// Waiting for a slot: the pool's limits are reached, or it is paused.
+        case queued
         /// Sent; no byte of the answer yet.
         case sending
         /// Body bytes are arriving.
@@ -39,6 +41,7 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         /// `"sending"`, `"waiting for credential"`, `"backing off before attempt 2"`…
         public var description: String {
             switch self {
+            case .queued: "queued"
             case .preparing: "preparing"
             case .waitingForCredential: "waiting for credential"
             case .sending: "sending"
@@ -129,6 +132,13 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         var redirects = 0
         /// When the task ended; set in `TaskPool.end`, the one place a task ends.
         var endTime: UInt64?
+        /// The origin it is sent to (scheme, host and port), what the pool's per-host limit counts.
+        var host = ""
+        /// How soon it starts when tasks wait.
+        var priority = RequestPriority.normal
+        /// It holds one of the pool's slots (it runs), or waits in the pool's queue for one.
+        var holdsSlot = false
+        var isQueued = false
         /// Where the task's deadline and stall check are in the pool's timer heap; -1 for none.
         var timerSlots: (deadline: Int32, stall: Int32) = (-1, -1)
 
@@ -218,7 +228,10 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     public var attempts: Int { lock.withLock { storage.attempts } }
 
     /// What the task is doing now: preparing, waiting for a credential, sending, receiving, backing off.
-    public var phase: Phase { lock.withLock { storage.machine.phase } }
+    public var phase: Phase { lock.withLock { storage.isQueued ? .queued : storage.machine.phase } }
+
+    /// How soon it starts when tasks wait (see ``TaskPool/reprioritize(id:to:)``).
+    public var priority: RequestPriority { lock.withLock { storage.priority } }
 
     /// Body bytes received so far.
     public var bytesReceived: Int { lock.withLock { storage.bytesReceived } }
@@ -292,7 +305,8 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     public var snapshot: TaskSnapshot {
         let (phase, attempts, bytes, redirects, progress) = lock.withLock {
             (
-                storage.machine.phase, storage.attempts, storage.bytesReceived, storage.redirects,
+                storage.isQueued ? .queued : storage.machine.phase, storage.attempts, storage.bytesReceived,
+                storage.redirects,
                 storage.progress(at: storage.endTime ?? MonotonicClock.now())
             )
         }

@@ -2,7 +2,18 @@ import Foundation
 
 extension TaskPool: CustomDebugStringConvertible {
     /// The running tasks as data, oldest first: one ``TaskSnapshot`` per row of ``debugDescription``.
-    public var activeTaskSnapshots: [TaskSnapshot] { activeTasks.map(\.snapshot) }
+    /// A waiting task's row has its place in the queue (``TaskSnapshot/queuePosition``).
+    public var activeTaskSnapshots: [TaskSnapshot] {
+        let (tasks, order) = lock.withLock {
+            (Array(active.values), scheduler.queuedCount > 0 ? scheduler.queueOrder : [])
+        }
+        let places = Dictionary(uniqueKeysWithValues: order.enumerated().map { (ObjectIdentifier($1), $0 + 1) })
+        return tasks.sorted { $0.sequence < $1.sequence }.map { task in
+            var snapshot = task.snapshot
+            snapshot.queuePosition = places[ObjectIdentifier(task)]
+            return snapshot
+        }
+    }
 
     /// The running tasks as a table, oldest first, credentials redacted:
     /// ```

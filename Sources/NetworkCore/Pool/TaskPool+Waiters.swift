@@ -5,7 +5,11 @@ extension TaskPool {
     /// Swift task withdraws this caller (it gets `.cancelled`); the task itself is cancelled when no
     /// caller is left.
     func wait(for task: DataTask, finishing: Bool) async -> DataTask.Outcome {
-        guard finishing else { return await suspend(on: task, as: DataTask.Resumer.continuation) }
+        guard finishing else {
+            // Ended already (an answer from the cache): no suspension, and no hop back to an executor.
+            if let outcome = lock.withLock({ task.storage.outcome }) { return outcome }
+            return await suspend(on: task, as: DataTask.Resumer.continuation)
+        }
         switch await suspend(on: task, as: DataTask.Resumer.finisher) {
         case .ended(let outcome): return outcome
         case .answered(let answer): return finish(task, with: answer)

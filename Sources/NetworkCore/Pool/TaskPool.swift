@@ -68,6 +68,17 @@ public final class TaskPool: @unchecked Sendable {
         public var cache: (any CacheStore)?
         /// How tasks use ``cache``, unless the endpoint or the call says otherwise: ``CachePolicy/followProtocol``.
         public var cachePolicy: CachePolicy
+        /// The most tasks that run at once; the rest wait in the pool's queue (phase ``DataTask/Phase/queued``,
+        /// in the table with their place), by ``RequestPriority`` and then in the order they came. 64 by
+        /// default, as OkHttp's dispatcher. A task holds its slot through its retries; a joined caller
+        /// takes none, and an answer from the cache needs none. Less than 1 counts as 1.
+        public var maximumConcurrentTasks: Int
+        /// The most tasks that run at once for one host (scheme, host and port). 6 by default: the
+        /// connections `URLSession` opens to one host, so that a seventh request waits here, where it can
+        /// be seen, prioritised and cancelled, rather than inside the session with its timeout running.
+        /// Raise it for a transport with more connections, or HTTP/2 (``maximumConcurrentTasks`` still
+        /// bounds the whole). Streams and event streams hold their slot while open. Less than 1 counts as 1.
+        public var maximumTasksPerHost: Int
 
         /// `Accept: application/json` and `User-Agent: NetworkCore/<version>`.
         public static let standardHeaders = [
@@ -91,8 +102,12 @@ public final class TaskPool: @unchecked Sendable {
             redirectPolicy: RedirectPolicy = .follow,
             maximumResponseBytes: Int = 32 << 20,
             cache: (any CacheStore)? = nil,
-            cachePolicy: CachePolicy = .followProtocol
+            cachePolicy: CachePolicy = .followProtocol,
+            maximumConcurrentTasks: Int = 64,
+            maximumTasksPerHost: Int = 6
         ) {
+            self.maximumConcurrentTasks = maximumConcurrentTasks
+            self.maximumTasksPerHost = maximumTasksPerHost
             self.cache = cache
             self.cachePolicy = cachePolicy
             self.transport = transport
@@ -118,7 +133,7 @@ public final class TaskPool: @unchecked Sendable {
     /// The running tasks by id. Invariant: a task is here exactly while its outcome is `nil`;
     /// ``settle(_:with:)`` sets the outcome and removes it in one critical section. Guarded by `lock`,
     /// as is `sequence`, so neither needs the runtime's dynamic exclusivity check (see `DataTask.storage`).
-    @exclusivity(unchecked) private var active: [String: DataTask] = [:]
+    @exclusivity(unchecked) var active: [String: DataTask] = [:]
     @exclusivity(unchecked) private var sequence: UInt64 = 0
     /// The most tasks `active` keeps room for once it is empty again; a larger table is released.
     static let keptCapacity = 64
@@ -134,12 +149,16 @@ public final class TaskPool: @unchecked Sendable {
     @exclusivity(unchecked) var timers = TimerHeap<DataTask>()
     @exclusivity(unchecked) var timerSource: (any DispatchSourceTimer)?
     @exclusivity(unchecked) var timerSourceTime = UInt64.max
+    /// Which tasks run and which wait for a slot; guarded by `lock` (see ``Scheduler``).
+    @exclusivity(unchecked) var scheduler: Scheduler<DataTask>
 
     /// Creates a pool.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         hasInterceptors = !configuration.interceptors.isEmpty
         checkedDefaultHeaders = HeaderName.checked(configuration.defaultHeaders)
+        scheduler = Scheduler(
+            maximumTotal: configuration.maximumConcurrentTasks, maximumPerHost: configuration.maximumTasksPerHost)
     }
 
     deinit { timerSource?.cancel() }
@@ -217,11 +236,80 @@ public final class TaskPool: @unchecked Sendable {
         return true
     }
 
+    // MARK: Scheduling
+
+    /// Stops starting tasks: new sends, and those already waiting, wait in the queue until ``resume()``;
+    /// tasks already running go on. For an app going to the background, say. Nothing is lost or sent
+    /// twice: a waiting task can still be cancelled, and its deadline still counts.
+    public func pause() {
+        lock.withLock { scheduler.pause() }
+    }
+
+    /// Starts tasks again after ``pause()``: the waiting ones, as many as the limits allow, by priority.
+    public func resume() {
+        let started = lock.withLock { () -> [DataTask] in
+            let started = scheduler.resume()
+            for task in started { holdSlot(task) }
+            return started
+        }
+        run(dequeued: started)
+    }
+
+    /// Whether the pool is paused (see ``pause()``).
+    public var isPaused: Bool { lock.withLock { scheduler.isPaused } }
+
+    /// The running task with this id gets `priority`; if it waits in the queue, it moves to the back of
+    /// that priority's line. O(1).
+    /// - Returns: whether a running or waiting task has this id.
+    @discardableResult
+    public func reprioritize(id: String, to priority: RequestPriority) -> Bool {
+        lock.withLock {
+            guard let task = active[id] else { return false }
+            task.storage.priority = priority
+            _ = scheduler.reprioritize(task, host: task.storage.host, to: priority)
+            return true
+        }
+    }
+
+    /// How many tasks wait in the queue for a slot.
+    public var queuedCount: Int { lock.withLock { scheduler.queuedCount } }
+
+    /// A task leaving the queue takes its slot; call with `lock` held.
+    private func holdSlot(_ task: DataTask) {
+        task.storage.isQueued = false
+        task.storage.holdsSlot = true
+    }
+
+    /// Runs tasks that left the queue (their deadlines were set when they were queued).
+    private func run(dequeued tasks: [DataTask]) {
+        for task in tasks {
+            let deadline = task.endpoint.resourceTimeout ?? configuration.resourceTimeout
+            _ = run(task, endpoint: task.endpoint, deadline: deadline, immediately: false, deadlineSet: true)
+        }
+    }
+
+    /// The host key the per-host limit counts: scheme, host and port, as the URL spells them (user info
+    /// left out), read from its text rather than parsed again.
+    static func hostKey(of url: URL?) -> String {
+        guard let text = url?.absoluteString else { return "" }
+        let bytes = text.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return text }
+        var start = bytes.index(after: colon)
+        while start != bytes.endIndex, bytes[start] == UInt8(ascii: "/") { start = bytes.index(after: start) }
+        let end =
+            bytes[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+            ?? bytes.endIndex
+        guard let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")) else { return String(text[..<end]) }
+        return String(text[..<start]) + String(text[bytes.index(after: at)..<end])
+    }
+
     /// Cancels every running task.
     /// - Returns: how many were cancelled.
     @discardableResult
     public func cancelAll() -> Int {
-        lock.withLock { Array(active.values) }.reduce(0) { count, task in
+        // Waiting tasks first, so that none of them starts in a slot a cancelled one frees.
+        let tasks = lock.withLock { active.values.sorted { $0.storage.isQueued && !$1.storage.isQueued } }
+        return tasks.reduce(0) { count, task in
             count + (settle(task, with: .failure(.cancelled)) ? 1 : 0)
         }
     }
@@ -274,6 +362,8 @@ public final class TaskPool: @unchecked Sendable {
         let givenID = id?.isEmpty == false ? id : nil
         var taskID = givenID ?? TaskID.derive(from: request)
         var replaced: DataTask?
+        let host = cached == nil ? Self.hostKey(of: request.url) : ""
+        var queued = false
         let (task, isNew) = try lock.withLock { () throws(NetworkError) -> (DataTask, Bool) in
             if let running = active[taskID] {
                 let isSame =
@@ -302,6 +392,18 @@ public final class TaskPool: @unchecked Sendable {
                 upload: upload, cache: cache)
             if let waiter { _ = task.storage.machine.add((0, waiter)) }
             active[taskID] = task
+            if cached == nil {
+                // A task that waits for a slot: its deadline counts from now.
+                task.storage.host = host
+                task.storage.priority = endpoint.priority
+                if scheduler.admit(task, host: host, priority: endpoint.priority) {
+                    task.storage.holdsSlot = true
+                } else {
+                    task.storage.isQueued = true
+                    queued = true
+                    if let deadline { setTimer(.deadline, of: task, after: deadline) }
+                }
+            }
             return (task, true)
         }
         if let replaced { settle(replaced, with: .failure(.cancelled)) }
@@ -312,6 +414,12 @@ public final class TaskPool: @unchecked Sendable {
             settle(task, with: validate(cached.response))
             if cached.revalidate { revalidate(endpoint, id: task.id) }
             return (task, false)
+        }
+        if queued {
+            // Started when a slot frees: a caller that waits for it next waits as its finisher, so that
+            // the transport's answer wakes it (see ``run(_:endpoint:deadline:immediately:deadlineSet:)``).
+            log(.queued, task)
+            return (task, immediately)
         }
         return (task, isNew && run(task, endpoint: endpoint, deadline: deadline, immediately: immediately))
     }
@@ -346,7 +454,10 @@ public final class TaskPool: @unchecked Sendable {
     /// (see ``perform(_:endpoint:deadline:)``); started `immediately`, it runs on the caller's thread
     /// until its first wait.
     /// - Returns: whether the task runs as its transfer alone, which its caller finishes.
-    private func run(_ task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?, immediately: Bool) -> Bool {
+    /// `deadlineSet`: the task was queued, and its deadline was set then.
+    private func run(
+        _ task: DataTask, endpoint: some Endpoint, deadline: TimeInterval?, immediately: Bool, deadlineSet: Bool = false
+    ) -> Bool {
         log(.started, task)
         // Literal closures where the platform allows: converting a closure value to a task's operation
         // costs allocations of its own per task (`startImmediately` passes one on, on the platforms that
@@ -365,7 +476,7 @@ public final class TaskPool: @unchecked Sendable {
         let threshold = configuration.stallThreshold
         let ended = lock.withLock { () -> DataTask.Runner? in
             if let ended = task.storage.machine.started(runner: runner) { return ended }
-            if let deadline { setTimer(.deadline, of: task, after: deadline) }
+            if !deadlineSet, let deadline { setTimer(.deadline, of: task, after: deadline) }
             if let threshold { setTimer(.stall, of: task, after: threshold) }
             return nil
         }
@@ -381,12 +492,17 @@ public final class TaskPool: @unchecked Sendable {
     @discardableResult
     func settle(_ task: DataTask, with outcome: DataTask.Outcome, byRunner: Bool = false) -> Bool {
         guard var ending = lock.withLock({ end(task, with: outcome) }) else { return false }
-        if byRunner { ending.runner = nil }
+        if byRunner { ending.machine.runner = nil }
         deliver(ending, of: task)
         return true
     }
 
-    typealias Ending = TaskStateMachine<DataTask.Resumer>.Ending
+    /// What ending a task leaves to do outside the lock: the machine's ending, and the tasks that left
+    /// the queue for the slot it freed.
+    struct Ending {
+        var machine: TaskStateMachine<DataTask.Resumer>.Ending
+        var dequeued: [DataTask]
+    }
 
     /// Ends the task's machine with `outcome`, closes an attempt still under way, and removes the task
     /// from the active set; call with `lock` held. `activeIndex`: where the caller found the task in the
@@ -396,6 +512,15 @@ public final class TaskPool: @unchecked Sendable {
         _ task: DataTask, with outcome: DataTask.Outcome, activeIndex: [String: DataTask].Index? = nil
     ) -> Ending? {
         guard let ending = task.storage.machine.end(with: outcome) else { return nil }
+        var dequeued: [DataTask] = []
+        if task.storage.holdsSlot {
+            task.storage.holdsSlot = false
+            dequeued = scheduler.release(host: task.storage.host)
+            for next in dequeued { holdSlot(next) }
+        } else if task.storage.isQueued {
+            task.storage.isQueued = false
+            _ = scheduler.remove(task, host: task.storage.host)
+        }
         // One clock reading for the end of the task and of an attempt still under way (a cancel, the
         // deadline), which ends with it so that its timings are final.
         let now = MonotonicClock.now()
@@ -410,20 +535,22 @@ public final class TaskPool: @unchecked Sendable {
             // A dictionary keeps the capacity it grew to: once a burst has drained, give its table back.
             if active.isEmpty, active.capacity > Self.keptCapacity { active = [:] }
         }
-        return ending
+        return Ending(machine: ending, dequeued: dequeued)
     }
 
     /// Logs the end, resumes the waiters, and stops whatever of the task still runs: the runner
     /// itself, a cancel or the deadline may have ended it, and nothing of it keeps running.
     private func deliver(_ ending: Ending, of task: DataTask) {
-        switch ending.outcome {
+        let machine = ending.machine
+        switch machine.outcome {
         case .success: log(.finished, task)
         case .failure(.cancelled): log(.cancelled, task)
         case .failure: log(.failed, task)
         }
-        task.delivery.taskEnded(with: ending.outcome)
-        for waiter in ending.waiters { waiter.resumer.resume(ending.outcome) }
-        ending.runner?.cancel()
+        task.delivery.taskEnded(with: machine.outcome)
+        for waiter in machine.waiters { waiter.resumer.resume(machine.outcome) }
+        machine.runner?.cancel()
+        if !ending.dequeued.isEmpty { run(dequeued: ending.dequeued) }
     }
 
     /// Parses the body with `parser`, its error typed. Throwing rather than returning a `Result`, whose
@@ -453,14 +580,17 @@ public final class TaskPool: @unchecked Sendable {
         var statusCode = eventStatus ?? retryError?.statusCode
         var error = retryError
         var source: Response.Source?
+        var answer: Response?
         switch outcome {
         case .success(let response):
             statusCode = response.statusCode
             source = response.source
+            answer = response
             if response.source != .network { bytes = response.body.count }
         case .failure(let failure):
             statusCode = failure.statusCode
             source = failure.response?.source
+            answer = failure.response
             if kind == .failed { error = failure }
         case nil: break
         }
@@ -470,6 +600,6 @@ public final class TaskPool: @unchecked Sendable {
                 url: Redactor.default.redact(task.request.url),
                 attempt: attempts, date: Date(), duration: kind == .started ? nil : task.elapsed,
                 statusCode: statusCode, bytesReceived: bytes, error: error, delay: delay, redirectURL: redirectURL,
-                snapshot: snapshot, source: source))
+                snapshot: snapshot, source: source, response: answer))
     }
 }

@@ -28,13 +28,17 @@ public struct TaskSnapshot: Hashable, Sendable, Codable {
     public let progress: TransferProgress
     /// When it was queued.
     public let startDate: Date
+    /// Its place in the pool's queue, from 1, while it waits for a slot (phase `"queued"`); `nil` when it
+    /// runs, or in a snapshot taken of the task alone (``DataTask/snapshot``).
+    public var queuePosition: Int?
 
     /// The row as table cells: id, service, method, url, state, attempt, redirects, elapsed ms, bytes,
     /// progress, rate.
     var cells: [String] {
         let share = progress.fractionCompleted.map { " (\(Int(($0 * 100).rounded(.down))) %)" } ?? ""
         return [
-            id, service, method, url, phase, String(attempt), String(redirects),
+            id, service, method, url, phase + (queuePosition.map { " #\($0)" } ?? ""), String(attempt),
+            String(redirects),
             String(Int((elapsed * 1000).rounded())), String(bytesReceived), progress.summary + share,
             progress.bytesPerSecond > 0 ? TransferProgress.bytes(Int(progress.bytesPerSecond)) + "/s" : "-",
         ]

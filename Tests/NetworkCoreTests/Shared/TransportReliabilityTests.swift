@@ -151,7 +151,10 @@ struct TransportReliabilityTests {
     func loadWithFaults(_ transport: TransportUnderTest) async throws {
         let server = try FaultLoad.server()
         defer { server.stop() }
-        let pool = transport.pool(.init(duplicatePolicy: .reject, resourceTimeout: 30))
+        // As many at once as the load keeps in flight: the pool's queue is not what this measures.
+        let pool = transport.pool(
+            .init(
+                duplicatePolicy: .reject, resourceTimeout: 30, maximumConcurrentTasks: 256, maximumTasksPerHost: 256))
         let total = 5_000
         let landed = Locked<Set<Int>>([])
         let outcomes = await FaultLoad.run(
@@ -178,7 +181,8 @@ struct TransportReliabilityTests {
         let port = first.port
         let pool = transport.pool(
             .init(
-                resourceTimeout: 20, interceptors: [RetryPolicy(maximumAttempts: 8, baseDelay: 0.2, maximumDelay: 1)]))
+                resourceTimeout: 20, interceptors: [RetryPolicy(maximumAttempts: 8, baseDelay: 0.2, maximumDelay: 1)],
+                maximumConcurrentTasks: 64, maximumTasksPerHost: 64))
         let restarted = Locked<LoopbackServer?>(nil)
         let chaos = Task {
             try? await Task.sleep(nanoseconds: 500_000_000)

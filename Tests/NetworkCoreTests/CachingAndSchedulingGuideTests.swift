@@ -6,7 +6,8 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// The samples of Docs/Caching.md, compiled with the tests (never run: they name a server that does not
+/// The samples of Docs/CachingAndScheduling.md, compiled with the tests (never run: they name a server that
+/// does not
 /// exist). `guideMatches` checks that the guide's Swift blocks show exactly these lines.
 func cachingGuide() async throws {
     // GUIDE-BEGIN
@@ -73,14 +74,26 @@ func cachingGuide() async throws {
     let memory = TaskPool(configuration: .init(cache: MemoryCacheStore(byteLimit: 10 << 20)))
     let custom = TaskPool(configuration: .init(cache: Shared()))
     _ = (memory, custom)
+
+    // At most 16 requests at once, 4 to any one host; the rest wait in the pool's queue.
+    let scheduled = TaskPool(configuration: .init(maximumConcurrentTasks: 16, maximumTasksPerHost: 4))
+    scheduled.send(Movies.nowPlaying(page: 2).prioritized(.background), id: "prefetch") { _ in }
+    let first = try await scheduled.send(Movies.nowPlaying(page: 1).prioritized(.high))
+    scheduled.reprioritize(id: "prefetch", to: .normal)  // the user scrolled: it is wanted sooner
+    print(first.statusCode, scheduled.queuedCount)
+
+    scheduled.pause()  // e.g. the app goes to the background: nothing new starts
+    scheduled.send(Movies.genres, id: "genres") { _ in }  // waits in the queue, its deadline running
+    print(scheduled.activeTaskSnapshots.map { "\($0.id) \($0.phase) \($0.queuePosition ?? 0)" })
+    scheduled.resume()  // the waiting tasks start, by priority
     // GUIDE-END
 }
 
-@Suite("Docs/Caching.md")
-struct CachingGuideTests {
+@Suite("Docs/CachingAndScheduling.md")
+struct CachingAndSchedulingGuideTests {
     @Test("the guide's samples are the ones this file compiles")
     func guideMatches() throws {
-        let shown = try DocSamples.blocks(inPage: "Docs/Caching.md").flatMap { $0 }
+        let shown = try DocSamples.blocks(inPage: "Docs/CachingAndScheduling.md").flatMap { $0 }
         let compiled = try #require(try DocSamples.compiled(in: #filePath, marker: "GUIDE"))
         #expect(compiled.count >= 40)
         #expect(shown == compiled)

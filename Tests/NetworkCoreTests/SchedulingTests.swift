@@ -1,0 +1,346 @@
+import Foundation
+import LoopbackServer
+import Testing
+
+@testable import NetworkCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A test element for the scheduler.
+final class Job: CustomStringConvertible {
+    let name: String
+    init(_ name: String) { self.name = name }
+    var description: String { name }
+}
+
+@Suite("Scheduling: the scheduler value (limits, priorities, the queue)")
+struct SchedulerTests {
+    @Test("within the limits every task starts; past them, tasks wait and start as slots free")
+    func limits() {
+        var scheduler = Scheduler<Job>(maximumTotal: 3, maximumPerHost: 2)
+        let jobs = (0..<6).map { Job("\($0)") }
+        let result1 = scheduler.admit(jobs[0], host: "a", priority: .normal)
+        #expect(result1)
+        let result2 = scheduler.admit(jobs[1], host: "a", priority: .normal)
+        #expect(result2)
+        let result3 = scheduler.admit(jobs[2], host: "a", priority: .normal)  // host full
+        #expect(!result3)
+        let result4 = scheduler.admit(jobs[3], host: "b", priority: .normal)
+        #expect(result4)
+        let result5 = scheduler.admit(jobs[4], host: "b", priority: .normal)  // pool full
+        #expect(!result5)
+        #expect(scheduler.running == 3 && scheduler.queuedCount == 2)
+        // A slot of host a frees: its own waiting task takes it (the pool has room for one).
+        let result6 = scheduler.release(host: "a")
+        #expect(result6.map(\.name) == ["2"])
+        // A slot of host b frees: b's waiting task.
+        let result7 = scheduler.release(host: "b")
+        #expect(result7.map(\.name) == ["4"])
+        #expect(scheduler.queuedCount == 0 && scheduler.running == 3)
+        #expect(scheduler.running(host: "a") == 2 && scheduler.running(host: "b") == 1)
+    }
+
+    @Test("waiting tasks start by priority, then in the order they came, across hosts")
+    func priorities() {
+        var scheduler = Scheduler<Job>(maximumTotal: 1, maximumPerHost: 1)
+        let first = Job("first")
+        let result8 = scheduler.admit(first, host: "a", priority: .normal)
+        #expect(result8)
+        let queued: [(String, String, RequestPriority)] = [
+            ("low1", "a", .low), ("normal1", "b", .normal), ("background", "c", .background), ("high1", "b", .high),
+            ("normal2", "a", .normal), ("high2", "c", .high), ("low2", "b", .low),
+        ]
+        for (name, host, priority) in queued {
+            let result = scheduler.admit(Job(name), host: host, priority: priority); #expect(!result)
+        }
+        #expect(
+            scheduler.queueOrder.map(\.name) == ["high1", "high2", "normal1", "normal2", "low1", "low2", "background"])
+        var order: [String] = []
+        var host = "a"
+        for _ in 0..<queued.count {
+            let next = scheduler.release(host: host)
+            #expect(next.count == 1)
+            order.append(next[0].name)
+            host = queued.first { $0.0 == next[0].name }!.1
+        }
+        #expect(order == ["high1", "high2", "normal1", "normal2", "low1", "low2", "background"])
+        let last = scheduler.release(host: host)
+        #expect(last.isEmpty && scheduler.running == 0)
+    }
+
+    @Test("a task whose host is full waits while a later one of another host starts")
+    func hostsDoNotBlockEachOther() {
+        var scheduler = Scheduler<Job>(maximumTotal: 10, maximumPerHost: 1)
+        let result10 = scheduler.admit(Job("a1"), host: "a", priority: .normal)
+        #expect(result10)
+        let result11 = scheduler.admit(Job("a2"), host: "a", priority: .high)
+        #expect(!result11)
+        let result12 = scheduler.admit(Job("b1"), host: "b", priority: .low)
+        #expect(result12)
+        #expect(scheduler.queueOrder.map(\.name) == ["a2"])
+    }
+
+    @Test("removing and reprioritising a waiting task; pause and resume lose and double nothing")
+    func removeReprioritizePause() {
+        var scheduler = Scheduler<Job>(maximumTotal: 1, maximumPerHost: 1)
+        let result13 = scheduler.admit(Job("running"), host: "h", priority: .normal)
+        #expect(result13)
+        let jobs = (0..<4).map { Job("q\($0)") }
+        for job in jobs { let result = scheduler.admit(job, host: "h", priority: .normal); #expect(!result) }
+        let result15 = scheduler.remove(jobs[1], host: "h")
+        #expect(result15)
+        let result16 = scheduler.remove(jobs[1], host: "h")
+        #expect(!result16)
+        let result17 = scheduler.reprioritize(jobs[3], host: "h", to: .high)
+        #expect(result17)
+        let result18 = scheduler.reprioritize(Job("never queued"), host: "h", to: .high)
+        #expect(!result18)
+        #expect(scheduler.queueOrder.map(\.name) == ["q3", "q0", "q2"])
+        scheduler.pause()
+        let result19 = scheduler.release(host: "h")  // paused: nothing starts
+        #expect(result19.isEmpty)
+        let result20 = scheduler.admit(Job("new"), host: "other", priority: .high)  // nor a new task
+        #expect(!result20)
+        let result21 = scheduler.resume()  // one slot
+        #expect(result21.map(\.name) == ["q3"])
+        var started = ["q3"]
+        while scheduler.running > 0 {
+            let next = scheduler.release(host: started.last == "new" ? "other" : "h")
+            started += next.map(\.name)
+        }
+        #expect(started == ["q3", "new", "q0", "q2"])
+        #expect(scheduler.queuedCount == 0 && scheduler.queueOrder.isEmpty)
+    }
+
+    @Test("3,000 tasks over 100 hosts: every one starts exactly once, never over the limits")
+    func many() {
+        var scheduler = Scheduler<Job>(maximumTotal: 64, maximumPerHost: 5)
+        var running: [Job] = []
+        var runningHosts: [String: Int] = [:]
+        var startedNames = Set<String>()
+        var duplicates = 0
+        var hostOf: [ObjectIdentifier: String] = [:]
+        func started(_ job: Job) {
+            running.append(job)
+            runningHosts[hostOf[ObjectIdentifier(job)]!, default: 0] += 1
+            if !startedNames.insert(job.name).inserted { duplicates += 1 }
+        }
+        var jobs: [Job] = []
+        for index in 0..<3_000 {
+            let job = Job("\(index)")
+            jobs.append(job)
+            let host = "h\(index % 100)"
+            hostOf[ObjectIdentifier(job)] = host
+            if scheduler.admit(job, host: host, priority: RequestPriority(rawValue: index % 4)!) { started(job) }
+        }
+        #expect(running.count == 64)
+        var maximum = (total: 0, host: 0)
+        while let job = running.popLast() {
+            let host = hostOf[ObjectIdentifier(job)]!
+            runningHosts[host]! -= 1
+            for next in scheduler.release(host: host) { started(next) }
+            maximum.total = max(maximum.total, running.count)
+            maximum.host = max(maximum.host, runningHosts.values.max() ?? 0)
+        }
+        #expect(startedNames.count == 3_000 && duplicates == 0)
+        #expect(maximum.total <= 64 && maximum.host <= 5)
+        #expect(scheduler.running == 0 && scheduler.queuedCount == 0)
+    }
+}
+
+/// A loopback server that holds each request for a while, counting how many it holds at once.
+final class ConcurrencyServer: @unchecked Sendable {
+    // @unchecked Sendable: every var is guarded by `lock`.
+    let server: LoopbackServer
+    private let lock = NSLock()
+    private var now = 0
+    private var peak = 0
+    private var order: [String] = []
+    private let hold: TimeInterval
+    private let gate = DispatchSemaphore(value: 0)
+    private var gated = false
+
+    init(hold: TimeInterval, gated: Bool = false) throws {
+        self.hold = hold
+        self.gated = gated
+        let box = Box()
+        server = try LoopbackServer(port: 0) { request in .respond(box.server!.serve(request)) }
+        box.server = self
+    }
+
+    private final class Box: @unchecked Sendable { weak var server: ConcurrencyServer? }
+
+    private func serve(_ request: URLRequest) -> StubResponse {
+        let gated = lock.withLock { () -> Bool in
+            now += 1
+            peak = max(peak, now)
+            order.append(request.url?.lastPathComponent ?? "")
+            return self.gated
+        }
+        if gated { _ = gate.wait(timeout: .now() + 10) } else { Thread.sleep(forTimeInterval: hold) }
+        lock.withLock { now -= 1 }
+        return .json("{}")
+    }
+
+    /// Lets one held request go (with `gated`); from then on requests are held for `hold` only.
+    func open() {
+        lock.withLock { gated = false }
+        gate.signal()
+    }
+
+    var peakConcurrency: Int { lock.withLock { peak } }
+    var requestOrder: [String] { lock.withLock { order } }
+    var baseURL: String { server.baseURL }
+    func stop() { server.stop() }
+}
+
+@Suite("Scheduling: limits, priorities, pause and resume in the pool, counted at real servers")
+struct SchedulingTests {
+    @Test("the pool never runs more than its limits: per host and in all, counted at two servers")
+    func limitsAtTheServer() async throws {
+        let (a, b) = (try ConcurrencyServer(hold: 0.02), try ConcurrencyServer(hold: 0.02))
+        defer { a.stop(); b.stop() }
+        let logger = InMemoryLogger()
+        let pool = TaskPool(configuration: .init(logger: logger, maximumConcurrentTasks: 5, maximumTasksPerHost: 3))
+        await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<60 {
+                let server = index % 2 == 0 ? a : b
+                group.addTask {
+                    (try? await pool.send(TestEndpoint(baseURL: server.baseURL, path: "r\(index)"))) != nil
+                }
+            }
+            var succeeded = 0
+            for await ok in group where ok { succeeded += 1 }
+            #expect(succeeded == 60)
+        }
+        #expect(a.peakConcurrency <= 3 && b.peakConcurrency <= 3)
+        #expect(a.peakConcurrency + b.peakConcurrency >= 4)  // the limits were reached, not just kept
+        #expect(a.requestOrder.count == 30 && b.requestOrder.count == 30)
+        #expect(logger.count(.queued) > 0 && logger.count(.started) == 60 && logger.count(.finished) == 60)
+        #expect(pool.activeTasks.isEmpty && pool.queuedCount == 0)
+    }
+
+    @Test("waiting tasks start by priority: high, normal, low, background; the table shows each one's place")
+    func priorityOrder() async throws {
+        let server = try ConcurrencyServer(hold: 0.01, gated: true)
+        defer { server.stop() }
+        let pool = TaskPool(configuration: .init(maximumConcurrentTasks: 1))
+        let done = Counter()
+        pool.send(TestEndpoint(baseURL: server.baseURL, path: "first"), id: "first") { _ in done.increment() }
+        #expect(await eventually(within: 10) { server.requestOrder == ["first"] })
+        let queued: [(String, RequestPriority)] = [
+            ("low", .low), ("normal", .normal), ("background", .background), ("high", .high), ("normal2", .normal),
+        ]
+        for (name, priority) in queued {
+            pool.send(TestEndpoint(baseURL: server.baseURL, path: name).prioritized(priority), id: name) { _ in
+                done.increment()
+            }
+        }
+        #expect(pool.queuedCount == 5)
+        let rows = pool.activeTaskSnapshots
+        #expect(rows.first { $0.id == "first" }?.queuePosition == nil)
+        #expect(rows.first { $0.id == "high" }?.queuePosition == 1)
+        #expect(rows.first { $0.id == "background" }?.queuePosition == 5)
+        #expect(rows.first { $0.id == "low" }?.phase == "queued")
+        #expect(pool.debugDescription.contains("queued #2"))
+        #expect(pool.task(id: "low")?.phase == .queued && pool.task(id: "low")?.priority == .low)
+        // Moved up while it waits: background goes before the normal ones.
+        #expect(pool.reprioritize(id: "background", to: .high))
+        #expect(!pool.reprioritize(id: "nobody", to: .high))
+        server.open()
+        #expect(await eventually(within: 10) { done.count == 6 })
+        #expect(server.requestOrder == ["first", "high", "background", "normal", "normal2", "low"])
+    }
+
+    @Test("pause holds every new task, cancel by id reaches a waiting one, resume sends the rest exactly once")
+    func pauseAndResume() async throws {
+        let server = try ConcurrencyServer(hold: 0.005)
+        defer { server.stop() }
+        let logger = InMemoryLogger()
+        let pool = TaskPool(configuration: .init(logger: logger))
+        pool.pause()
+        #expect(pool.isPaused)
+        let outcomes = Locked<[String: [Bool]]>([:])
+        for index in 0..<20 {
+            pool.send(TestEndpoint(baseURL: server.baseURL, path: "p\(index)"), id: "p\(index)") { result in
+                outcomes.withLock { $0["p\(index)", default: []].append((try? result.get()) != nil) }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(server.requestOrder.isEmpty && pool.queuedCount == 20 && pool.activeTasks.count == 20)
+        #expect(pool.cancel(id: "p7"))
+        #expect(pool.queuedCount == 19)
+        pool.resume()
+        #expect(!pool.isPaused)
+        #expect(await eventually(within: 10) { outcomes.withLock { $0.count } == 20 })
+        let results = outcomes.withLock { $0 }
+        #expect(results.values.allSatisfy { $0.count == 1 })
+        #expect(results["p7"] == [false])
+        #expect(results.filter { $0.value == [true] }.count == 19)
+        #expect(server.requestOrder.count == 19 && !server.requestOrder.contains("p7"))
+        #expect(server.peakConcurrency <= 6)
+        #expect(pool.activeTasks.isEmpty && pool.queuedCount == 0)
+        #expect(logger.count(.started) == 19 && logger.count(.queued) == 20 && logger.count(.cancelled) == 1)
+    }
+
+    @Test("a deadline counts the time in the queue: a task that waits too long ends there, never sent")
+    func deadlineCountsQueueTime() async throws {
+        let server = try ConcurrencyServer(hold: 3 * slowRunScale)
+        defer { server.stop() }
+        let pool = TaskPool(configuration: .init(maximumConcurrentTasks: 1))
+        pool.send(TestEndpoint(baseURL: server.baseURL, path: "slow")) { _ in }
+        let started = Date()
+        struct Quick: Endpoint {
+            let baseURL: String
+            var path: String { "quick" }
+            var resourceTimeout: TimeInterval? { 0.3 }
+        }
+        do {
+            _ = try await pool.send(Quick(baseURL: server.baseURL))
+            Issue.record("answered")
+        } catch {
+            guard case .deadlineExceeded(let seconds) = error else { Issue.record("\(error)"); return }
+            #expect(seconds == 0.3)
+        }
+        // Ended by its deadline while the first request still ran, not when its slot came free.
+        #expect(Date().timeIntervalSince(started) < 2 * slowRunScale)
+        #expect(server.requestOrder.count == 1)
+        #expect(!server.requestOrder.contains("quick"))
+        #expect(pool.queuedCount == 0)
+    }
+
+    @Test("callers joining a running task take no slot; a cancel of the running one starts the next")
+    func joinsAndCancels() async throws {
+        let server = try ConcurrencyServer(hold: 0.2)
+        defer { server.stop() }
+        let pool = TaskPool(configuration: .init(maximumConcurrentTasks: 1))
+        async let one = pool.send(TestEndpoint(baseURL: server.baseURL, path: "same"))
+        async let two = pool.send(TestEndpoint(baseURL: server.baseURL, path: "same"))
+        let (a, b) = try await (one, two)
+        #expect(a === b && server.requestOrder == ["same"])
+
+        pool.send(TestEndpoint(baseURL: server.baseURL, path: "held"), id: "held") { _ in }
+        let next = Task { try await pool.send(TestEndpoint(baseURL: server.baseURL, path: "next"), id: "next") }
+        #expect(await eventually(within: 10) { pool.queuedCount == 1 })
+        #expect(pool.cancel(id: "held"))
+        _ = try await next.value
+        #expect(server.requestOrder.suffix(1) == ["next"])
+    }
+}
+
+@Suite("Scheduling: what counts as one host")
+struct HostKeyTests {
+    @Test(
+        "scheme, host and port, without user info, path, query or fragment",
+        arguments: [
+            ("https://api.example.com/3/movie?page=1", "https://api.example.com"),
+            ("http://127.0.0.1:8080", "http://127.0.0.1:8080"), ("http://[::1]:9000/x", "http://[::1]:9000"),
+            ("https://user:secret@host.example:444/p#f", "https://host.example:444"),
+            ("http://host.example?q=a@b", "http://host.example"), ("http://host.example#x@y", "http://host.example"),
+        ])
+    func hostKeys(url: String, key: String) {
+        #expect(TaskPool.hostKey(of: URL(string: url)) == key)
+    }
+}
