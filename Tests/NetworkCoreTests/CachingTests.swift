@@ -308,6 +308,25 @@ struct CachingTests {
         #expect(server.requests == 2)
     }
 
+    @Test("cache only never reaches the network where no cache can answer: no store, or a download")
+    func cacheOnlyWithoutCache() async throws {
+        let server = try CachingServer { _ in ["Cache-Control": "max-age=600"] }
+        defer { server.stop() }
+        let plain = TaskPool()
+        await #expect(throws: NetworkError.self) {
+            try await plain.send(CachedGet(baseURL: server.baseURL).caching(.cacheOnly))
+        }
+        let cached = TaskPool(configuration: .init(cache: MemoryCacheStore(), cachePolicy: .cacheOnly))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("cache-only-\(UUID())")
+        do {
+            _ = try await cached.download(CachedGet(baseURL: server.baseURL), to: file)
+            Issue.record("downloaded")
+        } catch {
+            guard case .notCached = error else { Issue.record("\(error)"); return }
+        }
+        #expect(server.requests == 0 && !FileManager.default.fileExists(atPath: file.path))
+    }
+
     @Test("a successful POST forgets the stored answer for its URL, and only for it")
     func unsafeMethodsInvalidate() async throws {
         let server = try CachingServer { _ in ["Cache-Control": "max-age=600"] }

@@ -285,6 +285,23 @@ struct SchedulingTests {
         #expect(logger.count(.started) == 19 && logger.count(.queued) == 20 && logger.count(.cancelled) == 1)
     }
 
+    @Test("a paused pool let go of cancels its waiting tasks: every caller hears, none hangs")
+    func pausedPoolReleased() async throws {
+        let outcomes = Locked<[Bool]>([])
+        do {
+            let pool = TaskPool()
+            pool.pause()
+            for index in 0..<3 {
+                pool.send(TestEndpoint(path: "p\(index)"), id: "p\(index)") { result in
+                    outcomes.withLock { $0.append(result.isCancelledFailure) }
+                }
+            }
+            #expect(pool.queuedCount == 3)
+        }
+        #expect(await eventually(within: 5) { outcomes.withLock { $0.count } == 3 })
+        #expect(outcomes.withLock { $0 } == [true, true, true])
+    }
+
     @Test("a deadline counts the time in the queue: a task that waits too long ends there, never sent")
     func deadlineCountsQueueTime() async throws {
         let server = try ConcurrencyServer(hold: 3 * slowRunScale)
@@ -342,5 +359,13 @@ struct HostKeyTests {
         ])
     func hostKeys(url: String, key: String) {
         #expect(TaskPool.hostKey(of: URL(string: url)) == key)
+    }
+}
+
+extension Result where Failure == NetworkError {
+    /// Whether this is a failure with `cancelled`.
+    var isCancelledFailure: Bool {
+        if case .failure(.cancelled) = self { return true }
+        return false
     }
 }

@@ -161,7 +161,23 @@ public final class TaskPool: @unchecked Sendable {
             maximumTotal: configuration.maximumConcurrentTasks, maximumPerHost: configuration.maximumTasksPerHost)
     }
 
-    deinit { timerSource?.cancel() }
+    deinit {
+        timerSource?.cancel()
+        // Tasks still waiting for a slot (a paused pool let go of): nothing would ever start them, so each
+        // of their callers gets `cancelled`. A running task keeps its pool alive until it ends.
+        // Under the lock: the tasks share it, and their holders may still read them.
+        let endings = lock.withLock {
+            active.values.filter { $0.storage.isQueued }.compactMap {
+                task -> TaskStateMachine<DataTask.Resumer>.Ending? in
+                task.storage.isQueued = false
+                task.storage.endTime = MonotonicClock.now()
+                return task.storage.machine.end(with: .failure(.cancelled))
+            }
+        }
+        for ending in endings {
+            for waiter in ending.waiters { waiter.resumer.resume(ending.outcome) }
+        }
+    }
 
     // MARK: Sending
 
@@ -336,6 +352,14 @@ public final class TaskPool: @unchecked Sendable {
         let request = try makeRequest(endpoint)
         var cache: CacheTransaction?
         var cached: (response: Response, revalidate: Bool)?
+        if configuration.cache == nil || !delivery.isMemory,
+            endpoint.cachePolicy == .cacheOnly
+                || (endpoint.cachePolicy == nil && configuration.cachePolicy == .cacheOnly)
+        {
+            // Cache only, where no cache can answer (the pool has none, or the body goes to a file or a
+            // stream): never the network.
+            throw .notCached(url: Redactor.default.redact(request.url))
+        }
         if let store = configuration.cache, delivery.isMemory {
             switch CacheTransaction.lookup(
                 request, in: store, policy: endpoint.cachePolicy ?? configuration.cachePolicy,
