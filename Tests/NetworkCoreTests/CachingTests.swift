@@ -404,7 +404,7 @@ struct CachingTests {
         let entries = recorder.har.log.entries
         #expect(entries.count == 2 && server.requests == 1)
         #expect(entries[0].cache.comment == nil && entries[0].time > 0)
-        #expect(entries[1].cache.comment?.hasPrefix("answered from the cache: cache") == true)
+        #expect(entries[1].cache.comment?.hasPrefix("answered from the cache: fresh, ") == true)
         #expect(entries[1].response.status == 200 && entries[1].response.content.text == "answer 1")
         let json = String(decoding: try recorder.data(), as: UTF8.self)
         #expect(!json.contains("SECRETKEY"))

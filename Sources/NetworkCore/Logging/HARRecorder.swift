@@ -90,7 +90,13 @@ public final class HARRecorder: @unchecked Sendable {
     public func record(cached response: Response) {
         let secrets = redactor?.secrets(in: response.request) ?? []
         let age = response.age.map { ", \(Int($0.rounded())) s old" } ?? ""
-        let note = "answered from the cache: \(response.source)\(age)"
+        let state =
+            switch response.source {
+            case .revalidated: "revalidated (304)"
+            case .stale: "stale"
+            default: "fresh"
+            }
+        let note = "answered from the cache: \(state)\(age)"
         let entry = HAR.Entry(
             startedDateTime: Self.timestamp(Date()), time: 0, request: harRequest(response.request),
             response: harResponse(

@@ -417,7 +417,7 @@ public final class TaskPool: @unchecked Sendable {
             if let waiter { _ = task.storage.machine.add((0, waiter)) }
             active[taskID] = task
             if cached == nil {
-                // A task that waits for a slot: its deadline counts from now.
+                // It runs now, or waits for a slot; then its deadline counts from now, in the queue.
                 task.storage.host = host
                 task.storage.priority = endpoint.priority
                 if scheduler.admit(task, host: host, priority: endpoint.priority) {
