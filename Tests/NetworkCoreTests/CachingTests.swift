@@ -77,7 +77,7 @@ struct CachedGet: Endpoint {
     var cachePolicy: CachePolicy?
 }
 
-@Suite("Caching: RFC 9111 over a loopback server that counts requests")
+@Suite("Caching: RFC 9111 over a loopback server that counts requests", .serialized)
 struct CachingTests {
     static func date(_ offset: TimeInterval) -> String {
         let formatter = DateFormatter()
@@ -383,6 +383,10 @@ struct CachingTests {
         _ = try await pool.send(CachedGet(baseURL: server.baseURL))
         async let one = pool.send(CachedGet(baseURL: server.baseURL))
         async let two = pool.send(CachedGet(baseURL: server.baseURL))
+        #expect(
+            await eventually(within: 5) {
+                pool.activeTaskSnapshots.first?.phase.hasSuffix(", validating a stored answer") == true
+            })
         let (a, b) = try await (one, two)
         #expect(server.requests == 2)
         #expect(a.source == .revalidated && b.source == .revalidated)

@@ -196,7 +196,7 @@ final class ConcurrencyServer: @unchecked Sendable {
     func stop() { server.stop() }
 }
 
-@Suite("Scheduling: limits, priorities, pause and resume in the pool, counted at real servers")
+@Suite("Scheduling: limits, priorities, pause and resume in the pool, counted at real servers", .serialized)
 struct SchedulingTests {
     @Test("the pool never runs more than its limits: per host and in all, counted at two servers")
     func limitsAtTheServer() async throws {

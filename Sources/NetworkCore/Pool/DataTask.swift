@@ -310,9 +310,12 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
                 storage.progress(at: storage.endTime ?? MonotonicClock.now())
             )
         }
+        // A task checking a stored answer with the server says so (its request carries the validators).
+        let validating = cache?.validating != nil && phase != .queued ? ", validating a stored answer" : ""
         return TaskSnapshot(
             id: id, service: service, method: method, url: Redactor.default.redact(request.url),
-            phase: phase.description, attempt: attempts, redirects: redirects, elapsed: elapsed, bytesReceived: bytes,
+            phase: phase.description + validating, attempt: attempts, redirects: redirects, elapsed: elapsed,
+            bytesReceived: bytes,
             progress: progress, startDate: startDate)
     }
 
