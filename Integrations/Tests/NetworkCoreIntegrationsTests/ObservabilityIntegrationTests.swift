@@ -164,4 +164,33 @@ struct ObservabilityIntegrationTests {
             [("service", "ShelfService"), ("method", "GET"), ("status_class", "none"), ("outcome", "cancelled")])
         #expect(cancelled.totalValue == 5)
     }
+
+    @Test("tasks waiting in a paused pool count as queued, not in flight; a cancel and a resume bring both to zero")
+    func queuedTasks() async throws {
+        let server = try LoopbackServer { _ in .respond(StubResponse(body: Data("{}".utf8))) }
+        defer { server.kill() }
+        let metrics = TestMetrics()
+        let pool = TaskPool(configuration: .init(logger: NetworkMetrics(prefix: "shelf", factory: metrics)))
+        pool.pause()
+        let sends = (0..<3).map { index in
+            Task {
+                try await pool.send(
+                    OnServer(base: Shelf.book(index, key: "k"), baseURL: server.baseURL), id: "q\(index)")
+            }
+        }
+        var queued = try? metrics.expectMeter("shelf_tasks_queued", [("service", "ShelfService")])
+        for _ in 0..<400 where queued?.lastValue != 3 {
+            try await Task.sleep(nanoseconds: 5_000_000)
+            queued = try? metrics.expectMeter("shelf_tasks_queued", [("service", "ShelfService")])
+        }
+        #expect(queued?.lastValue == 3)
+        #expect(pool.cancel(id: "q1"))
+        #expect(queued?.lastValue == 2)
+        pool.resume()
+        for send in sends { _ = await send.result }
+        #expect(queued?.lastValue == 0)
+        let inFlight = try metrics.expectMeter("shelf_tasks_in_flight", [("service", "ShelfService")])
+        #expect(inFlight.lastValue == 0)
+        #expect(server.requests.count == 2)
+    }
 }
