@@ -347,18 +347,29 @@ struct SchedulingTests {
     }
 }
 
-@Suite("Scheduling: what counts as one host")
+@Suite("Scheduling: what counts as one host (the origin, as redirects scope credentials)")
 struct HostKeyTests {
     @Test(
-        "scheme, host and port, without user info, path, query or fragment",
+        "scheme, host and port, lowercased, the default port written; no user info, path, query or fragment",
         arguments: [
-            ("https://api.example.com/3/movie?page=1", "https://api.example.com"),
+            ("https://api.example.com/3/movie?page=1", "https://api.example.com:443"),
             ("http://127.0.0.1:8080", "http://127.0.0.1:8080"), ("http://[::1]:9000/x", "http://[::1]:9000"),
+            ("http://[::1]/x", "http://[::1]:80"),
             ("https://user:secret@host.example:444/p#f", "https://host.example:444"),
-            ("http://host.example?q=a@b", "http://host.example"), ("http://host.example#x@y", "http://host.example"),
+            ("http://host.example?q=a@b", "http://host.example:80"),
+            ("http://host.example#x@y", "http://host.example:80"),
+            ("HTTPS://API.Example.COM/", "https://api.example.com:443"),
+            ("http://host.example:80/", "http://host.example:80"),
         ])
     func hostKeys(url: String, key: String) {
-        #expect(TaskPool.hostKey(of: URL(string: url)) == key)
+        #expect(URLParts.origin(of: URL(string: url)) == key)
+    }
+
+    @Test("a URL without scheme or host has no origin")
+    func noOrigin() {
+        #expect(URLParts.origin(of: URL(string: "/relative/path")) == nil)
+        #expect(URLParts.origin(of: URL(string: "mailto:someone@example.com")) == nil)
+        #expect(URLParts.origin(of: nil) == nil)
     }
 }
 

@@ -86,10 +86,11 @@ final class CacheTransaction: Sendable {
         guard let stored else {
             return policy == .cacheOnly || control.onlyIfCached ? .notCached : send(validating: nil, fallback: nil)
         }
-        let age = stored.age(at: now)
-        let freshness = stored.freshness
-        let isFresh = freshness.lifetime.map { age < $0 } ?? false
         if revalidating { return send(validating: stored, fallback: nil) }
+        let age = stored.age(at: now)
+        let storedControl = stored.cacheControl
+        let freshness = stored.freshness(control: storedControl)
+        let isFresh = freshness.isFresh(age: age)
         switch policy {
         case .networkOnly:
             return send(validating: nil, fallback: nil)
@@ -100,14 +101,14 @@ final class CacheTransaction: Sendable {
         case .cacheFirst(let maxAge) where age <= maxAge:
             return .answer(stored, source: isFresh ? .cache : .stale, age: age, revalidate: false)
         case .cacheFirst, .followProtocol:
-            switch freshness.use(age: age, stored: stored.cacheControl, request: control) {
+            switch freshness.use(age: age, stored: storedControl, request: control) {
             case .serve:
                 return .answer(stored, source: isFresh ? .cache : .stale, age: age, revalidate: false)
             case .serveAndRevalidate:
                 return .answer(stored, source: .stale, age: age, revalidate: true)
             case .validate:
                 if control.onlyIfCached { return .notCached }
-                let usable = freshness.usableOnError(age: age, stored: stored.cacheControl, request: control)
+                let usable = freshness.usableOnError(age: age, stored: storedControl, request: control)
                 return send(validating: stored, fallback: usable ? stored : nil)
             }
         }
@@ -169,8 +170,8 @@ final class CacheTransaction: Sendable {
         default: return nil
         }
         let age = fallback.age(at: now)
-        let isFresh = fallback.freshness.lifetime.map { age < $0 } ?? false
-        return Self.response(fallback, for: request, source: isFresh ? .cache : .stale, age: age, like: error.response)
+        let source: Response.Source = fallback.freshness().isFresh(age: age) ? .cache : .stale
+        return Self.response(fallback, for: request, source: source, age: age, like: error.response)
     }
 
     /// Headers a 304 does not change in the stored answer (RFC 9111 §3.2).

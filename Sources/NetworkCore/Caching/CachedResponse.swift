@@ -53,9 +53,9 @@ public struct CachedResponse: Sendable, Hashable {
     /// Its `Cache-Control` directives.
     var cacheControl: CacheControl { CacheControl(header("Cache-Control")) }
 
-    /// How long it stays fresh.
-    var freshness: Freshness {
-        Freshness(status: statusCode, control: cacheControl, receivedAt: responseDate, field: header)
+    /// How long it stays fresh; `control`: its `Cache-Control` directives, when already read.
+    func freshness(control: CacheControl? = nil) -> Freshness {
+        Freshness(status: statusCode, control: control ?? cacheControl, receivedAt: responseDate, field: header)
     }
 
     /// Its age in seconds at `now` (RFC 9111 §4.2.3).

@@ -38,6 +38,9 @@ struct Freshness: Equatable, Sendable {
         }
     }
 
+    /// Whether a response `age` seconds old is still fresh.
+    func isFresh(age: TimeInterval) -> Bool { lifetime.map { age < $0 } ?? false }
+
     /// The response's age at `now` (RFC 9111 §4.2.3): the larger of what its `Date` says and what its
     /// `Age` field says plus the round trip, then the time it has been stored.
     static func age(

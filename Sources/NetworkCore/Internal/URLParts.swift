@@ -1,3 +1,5 @@
+import Foundation
+
 /// A URL string cut into what comes before the query, the query's `name=value` pairs as written,
 /// and the fragment; used to redact and to derive ids without re-encoding anything.
 struct URLParts {
@@ -53,6 +55,63 @@ struct URLParts {
         return Head(
             prefix: head[..<authorityStart], authority: head[authorityStart..<authorityEnd],
             path: head[authorityEnd...])
+    }
+
+    /// Scheme, host and port (the scheme's default when none is written), lowercased, read from the URL's
+    /// text, user info left out: what a credential is scoped to (``RedirectPolicy``) and what a pool's
+    /// per-host limit counts. `nil` for a URL without scheme or host. In one pass over the bytes, as every
+    /// send asks for it.
+    static func origin(of url: URL?) -> String? {
+        guard var text = url?.absoluteString else { return nil }
+        return text.withUTF8(origin(in:))
+    }
+
+    /// ``origin(of:)`` of a URL's UTF-8 bytes.
+    static func origin(in bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        guard let separator = schemeSeparator(in: bytes), separator > 0 else { return nil }
+        // The authority ends at the path, or at a query or fragment (either may hold an `@` or a `:`).
+        var end = separator + 3
+        while end < bytes.count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"),
+            bytes[end] != UInt8(ascii: "#")
+        {
+            end += 1
+        }
+        var hostStart = separator + 3
+        for index in hostStart..<end where bytes[index] == UInt8(ascii: "@") { hostStart = index + 1 }
+        // A port follows the last `:`, unless that `:` is inside an IPv6 literal's brackets.
+        var hostEnd = end
+        var port: Int?
+        var index = end - 1
+        while index >= hostStart, bytes[index] != UInt8(ascii: ":"), bytes[index] != UInt8(ascii: "]") { index -= 1 }
+        if index >= hostStart, bytes[index] == UInt8(ascii: ":") {
+            hostEnd = index
+            let digits = bytes[(index + 1)..<end]
+            if !digits.isEmpty, digits.count <= 9, digits.allSatisfy({ (0x30...0x39).contains($0) }) {
+                port = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+            }
+        }
+        guard hostEnd > hostStart else { return nil }
+        func lowered(_ byte: UInt8) -> UInt8 { (0x41...0x5a).contains(byte) ? byte | 0x20 : byte }
+        let scheme = bytes[..<separator]
+        func isScheme(_ name: String) -> Bool {
+            scheme.count == name.utf8.count && zip(scheme, name.utf8).allSatisfy { lowered($0) == $1 }
+        }
+        let defaultPort = isScheme("https") || isScheme("wss") ? 443 : isScheme("http") || isScheme("ws") ? 80 : -1
+        let portText = String(port ?? defaultPort).utf8
+        // Written straight into the string's storage: one allocation, where an array and a string were two.
+        return String(unsafeUninitializedCapacity: separator + 4 + hostEnd - hostStart + portText.count) { out in
+            var count = 0
+            func append(_ byte: UInt8) {
+                out[count] = byte
+                count += 1
+            }
+            for byte in scheme { append(lowered(byte)) }
+            for byte in "://".utf8 { append(byte) }
+            for index in hostStart..<hostEnd { append(lowered(bytes[index])) }
+            append(UInt8(ascii: ":"))
+            for byte in portText { append(byte) }
+            return count
+        }
     }
 
     /// Where the first `://` ends.

@@ -146,6 +146,8 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         /// state, whose every read copies a `Result` through its value witnesses.
         var hasEnded: Bool { endTime != nil }
         var outcome: Outcome? { machine.outcome }
+        /// What it does now: waiting in the pool's queue, or its machine's phase.
+        var phase: Phase { isQueued ? .queued : machine.phase }
         var attempts: Int { machine.attempts }
     }
 
@@ -228,7 +230,7 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     public var attempts: Int { lock.withLock { storage.attempts } }
 
     /// What the task is doing now: preparing, waiting for a credential, sending, receiving, backing off.
-    public var phase: Phase { lock.withLock { storage.isQueued ? .queued : storage.machine.phase } }
+    public var phase: Phase { lock.withLock { storage.phase } }
 
     /// How soon it starts when tasks wait (see ``TaskPool/reprioritize(id:to:)``).
     public var priority: RequestPriority { lock.withLock { storage.priority } }
@@ -305,7 +307,7 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     public var snapshot: TaskSnapshot {
         let (phase, attempts, bytes, redirects, progress) = lock.withLock {
             (
-                storage.isQueued ? .queued : storage.machine.phase, storage.attempts, storage.bytesReceived,
+                storage.phase, storage.attempts, storage.bytesReceived,
                 storage.redirects,
                 storage.progress(at: storage.endTime ?? MonotonicClock.now())
             )

@@ -70,9 +70,6 @@ struct Scheduler<Element: AnyObject> {
     /// How many tasks of `host` hold a slot.
     func running(host: String) -> Int { runningByHost[host, default: 0] }
 
-    /// Whether `element` waits.
-    func isQueued(_ element: Element) -> Bool { tickets[ObjectIdentifier(element)] != nil }
-
     /// A new task for `host`: returns `true` when it may start now (it holds a slot), `false` when it
     /// waits in line.
     mutating func admit(_ element: Element, host: String, priority: RequestPriority) -> Bool {

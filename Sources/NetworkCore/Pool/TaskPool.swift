@@ -304,21 +304,6 @@ public final class TaskPool: @unchecked Sendable {
         }
     }
 
-    /// The host key the per-host limit counts: scheme, host and port, as the URL spells them (user info
-    /// left out), read from its text rather than parsed again.
-    static func hostKey(of url: URL?) -> String {
-        guard let text = url?.absoluteString else { return "" }
-        let bytes = text.utf8
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return text }
-        var start = bytes.index(after: colon)
-        while start != bytes.endIndex, bytes[start] == UInt8(ascii: "/") { start = bytes.index(after: start) }
-        let end =
-            bytes[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
-            ?? bytes.endIndex
-        guard let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")) else { return String(text[..<end]) }
-        return String(text[..<start]) + String(text[bytes.index(after: at)..<end])
-    }
-
     /// Cancels every running task.
     /// - Returns: how many were cancelled.
     @discardableResult
@@ -352,18 +337,15 @@ public final class TaskPool: @unchecked Sendable {
         let request = try makeRequest(endpoint)
         var cache: CacheTransaction?
         var cached: (response: Response, revalidate: Bool)?
-        if configuration.cache == nil || !delivery.isMemory,
-            endpoint.cachePolicy == .cacheOnly
-                || (endpoint.cachePolicy == nil && configuration.cachePolicy == .cacheOnly)
-        {
+        let cachePolicy = endpoint.cachePolicy ?? configuration.cachePolicy
+        if cachePolicy == .cacheOnly, configuration.cache == nil || !delivery.isMemory {
             // Cache only, where no cache can answer (the pool has none, or the body goes to a file or a
             // stream): never the network.
             throw .notCached(url: Redactor.default.redact(request.url))
         }
         if let store = configuration.cache, delivery.isMemory {
             switch CacheTransaction.lookup(
-                request, in: store, policy: endpoint.cachePolicy ?? configuration.cachePolicy,
-                revalidating: revalidating)
+                request, in: store, policy: cachePolicy, revalidating: revalidating)
             {
             case .send(let transaction): cache = transaction
             case .answer(let stored, let source, let age, let revalidate):
@@ -386,7 +368,7 @@ public final class TaskPool: @unchecked Sendable {
         let givenID = id?.isEmpty == false ? id : nil
         var taskID = givenID ?? TaskID.derive(from: request)
         var replaced: DataTask?
-        let host = cached == nil ? Self.hostKey(of: request.url) : ""
+        let host = cached == nil ? URLParts.origin(of: request.url) ?? "" : ""
         var queued = false
         let (task, isNew) = try lock.withLock { () throws(NetworkError) -> (DataTask, Bool) in
             if let running = active[taskID] {

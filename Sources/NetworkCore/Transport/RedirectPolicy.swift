@@ -56,8 +56,8 @@ public struct RedirectPolicy: Hashable, Sendable, CustomStringConvertible {
         switch rule {
         case .follow: return true
         case .sameOrigin:
-            guard let origin = Self.origin(of: from) else { return false }
-            return origin == Self.origin(of: to)
+            guard let origin = URLParts.origin(of: from) else { return false }
+            return origin == URLParts.origin(of: to)
         case .never: return false
         }
     }
@@ -80,16 +80,6 @@ public struct RedirectPolicy: Hashable, Sendable, CustomStringConvertible {
         return Self.nextRequest(after: previous, statusCode: statusCode, to: target)
     }
 
-    /// Scheme, host and port (the scheme's default when none is written), lowercased: what a credential is
-    /// scoped to. `nil` for a URL without scheme or host.
-    static func origin(of url: URL?) -> String? {
-        guard let url, let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(), !host.isEmpty else {
-            return nil
-        }
-        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
-        return "\(scheme)://\(host):\(port)"
-    }
-
     /// The request to send for a redirect with `statusCode` from `previous` to `url` (a platform's own next
     /// request is not trusted with method, body or headers): method and body by the status, credentials
     /// dropped when the origin changes.
@@ -109,8 +99,8 @@ public struct RedirectPolicy: Hashable, Sendable, CustomStringConvertible {
         default:
             break
         }
-        let from = origin(of: previous.url)
-        if from == nil || from != origin(of: next.url) {
+        let from = URLParts.origin(of: previous.url)
+        if from == nil || from != URLParts.origin(of: next.url) {
             for name in (next.allHTTPHeaderFields ?? [:]).keys where Redactor.default.isSensitive(name) {
                 next.setValue(nil, forHTTPHeaderField: name)
             }
