@@ -89,7 +89,7 @@ extension Endpoint {
     /// `true`.
     public var requiresAuthentication: Bool { true }
     /// The endpoint type's name, e.g. `"MovieEndpoint"`.
-    public var service: String { String(describing: Self.self) }
+    public var service: String { TypeName.of(Self.self) }
     /// The pool's cache policy.
     public var cachePolicy: CachePolicy? { nil }
     /// ``RequestPriority/normal``.

@@ -88,6 +88,13 @@ public struct TaskEvent: Sendable {
     public let source: Response.Source?
     /// The answer, for ``Kind/finished`` and for a failure with a response (an unaccepted status).
     public let response: Response?
+    /// The pool's task the event is about; set by the pool, `nil` in an event made by hand.
+    var task: DataTask?
+
+    /// When each step of the task happened so far (see ``TaskTimings``): final in a ``Kind/finished``,
+    /// ``Kind/failed`` or ``Kind/cancelled`` event; read from the task when asked, so that a logger that
+    /// does not ask pays nothing for it. `nil` in an event made by hand.
+    public var timings: TaskTimings? { task?.timings }
 
     /// Creates an event; pools do this for you.
     public init(

@@ -67,6 +67,12 @@ public struct Redactor: Sendable {
 
     /// The URL string with the values of sensitive query items and any password in it hidden.
     public func redact(_ urlString: String) -> String {
+        // Nothing to hide without a query, a fragment or user information: the URL as it is.
+        guard
+            urlString.utf8.contains(where: {
+                $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: "@")
+            })
+        else { return urlString }
         var parts = URLParts(urlString)
         parts.head = redactUserInfo(parts.head)
         let joined = URLParts.join(head: parts.head, pairs: redactedPairs(of: parts))

@@ -136,6 +136,8 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         var host = ""
         /// How soon it starts when tasks wait.
         var priority = RequestPriority.normal
+        /// The request's URL redacted, made the first time an event or a row needs it.
+        var redactedURL: String?
         /// It holds one of the pool's slots (it runs), or waits in the pool's queue for one.
         var holdsSlot = false
         var isQueued = false
@@ -172,6 +174,13 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     public let startDate: Date
     /// The service that started it (the endpoint's ``Endpoint/service``), asked for only when shown.
     public var service: String { endpoint.service }
+    /// The request's URL with credentials redacted, as events and rows show it: made once, when first asked.
+    var redactedURL: String {
+        if let made = lock.withLock({ storage.redactedURL }) { return made }
+        let made = Redactor.default.redact(request.url)
+        lock.withLock { storage.redactedURL = made }
+        return made
+    }
     /// The request as it goes on the wire before interceptors: with the validators of a stored answer
     /// that the cache is checking.
     var wireRequest: URLRequest {
@@ -315,7 +324,7 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         // A task checking a stored answer with the server says so (its request carries the validators).
         let validating = cache?.validating != nil && phase != .queued ? ", validating a stored answer" : ""
         return TaskSnapshot(
-            id: id, service: service, method: method, url: Redactor.default.redact(request.url),
+            id: id, service: service, method: method, url: redactedURL,
             phase: phase.description + validating, attempt: attempts, redirects: redirects, elapsed: elapsed,
             bytesReceived: bytes,
             progress: progress, startDate: startDate)

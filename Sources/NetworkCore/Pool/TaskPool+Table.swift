@@ -4,15 +4,20 @@ extension TaskPool: CustomDebugStringConvertible {
     /// The running tasks as data, oldest first: one ``TaskSnapshot`` per row of ``debugDescription``.
     /// A waiting task's row has its place in the queue (``TaskSnapshot/queuePosition``).
     public var activeTaskSnapshots: [TaskSnapshot] {
+        tasksInOrder().map { task, place in
+            var snapshot = task.snapshot
+            snapshot.queuePosition = place
+            return snapshot
+        }
+    }
+
+    /// The running tasks, oldest first, each with its place in the queue while it waits.
+    func tasksInOrder() -> [(task: DataTask, queuePosition: Int?)] {
         let (tasks, order) = lock.withLock {
             (Array(active.values), scheduler.queuedCount > 0 ? scheduler.queueOrder : [])
         }
         let places = Dictionary(uniqueKeysWithValues: order.enumerated().map { (ObjectIdentifier($1), $0 + 1) })
-        return tasks.sorted { $0.sequence < $1.sequence }.map { task in
-            var snapshot = task.snapshot
-            snapshot.queuePosition = places[ObjectIdentifier(task)]
-            return snapshot
-        }
+        return tasks.sorted { $0.sequence < $1.sequence }.map { ($0, places[ObjectIdentifier($0)]) }
     }
 
     /// The running tasks as a table, oldest first, credentials redacted:

@@ -28,6 +28,10 @@ public final class TaskPool: @unchecked Sendable {
         public var defaultHeaders: [String: String]
         /// Receives every task event; `nil` for none.
         public var logger: (any NetworkLogger)?
+        /// Keeps what a live view of the pool needs (see ``PoolInspector``): the pool gives it its events
+        /// after ``logger`` and lets it list and cancel its tasks. `nil` (the default) for none: a pool is
+        /// never inspected unless it is given one.
+        public var inspector: PoolInspector?
         /// What happens when an id is sent again while its task runs; ``DuplicatePolicy/join`` by default.
         public var duplicatePolicy: DuplicatePolicy
         /// Which responses count as success.
@@ -104,8 +108,10 @@ public final class TaskPool: @unchecked Sendable {
             cache: (any CacheStore)? = nil,
             cachePolicy: CachePolicy = .followProtocol,
             maximumConcurrentTasks: Int = 64,
-            maximumTasksPerHost: Int = 6
+            maximumTasksPerHost: Int = 6,
+            inspector: PoolInspector? = nil
         ) {
+            self.inspector = inspector
             self.maximumConcurrentTasks = maximumConcurrentTasks
             self.maximumTasksPerHost = maximumTasksPerHost
             self.cache = cache
@@ -141,6 +147,8 @@ public final class TaskPool: @unchecked Sendable {
     var activeCapacity: Int { lock.withLock { active.capacity } }
     /// Whether the pool has interceptors of its own: decided once, rather than asked on every send.
     let hasInterceptors: Bool
+    /// Who receives the pool's events: its logger, its inspector, both, or nobody; decided once.
+    private let eventLogger: (any NetworkLogger)?
     /// The configuration's default headers checked and spelled canonically once, or `nil` when one is
     /// invalid: then every request checks them again, and fails with the endpoint's URL in its error.
     private let checkedDefaultHeaders: [String: String]?
@@ -156,9 +164,17 @@ public final class TaskPool: @unchecked Sendable {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         hasInterceptors = !configuration.interceptors.isEmpty
+        eventLogger =
+            switch (configuration.logger, configuration.inspector) {
+            case (nil, nil): nil
+            case (let logger?, nil): logger
+            case (nil, let inspector?): inspector
+            case (let logger?, let inspector?): CombinedLogger([logger, inspector])
+            }
         checkedDefaultHeaders = HeaderName.checked(configuration.defaultHeaders)
         scheduler = Scheduler(
             maximumTotal: configuration.maximumConcurrentTasks, maximumPerHost: configuration.maximumTasksPerHost)
+        configuration.inspector?.attach(self)
     }
 
     deinit {
@@ -579,9 +595,9 @@ public final class TaskPool: @unchecked Sendable {
         _ kind: TaskEvent.Kind, _ task: DataTask, error retryError: NetworkError? = nil, delay: TimeInterval? = nil,
         statusCode eventStatus: Int? = nil, redirectURL: String? = nil, snapshot: TaskSnapshot? = nil
     ) {
-        guard let logger = configuration.logger else { return }
-        var (bytes, attempts, outcome) = lock.withLock {
-            (task.storage.bytesReceived, task.storage.attempts, task.storage.outcome)
+        guard let logger = eventLogger else { return }
+        var (bytes, attempts, outcome, url) = lock.withLock {
+            (task.storage.bytesReceived, task.storage.attempts, task.storage.outcome, task.storage.redactedURL)
         }
         var statusCode = eventStatus ?? retryError?.statusCode
         var error = retryError
@@ -600,12 +616,13 @@ public final class TaskPool: @unchecked Sendable {
             if kind == .failed { error = failure }
         case nil: break
         }
-        logger.log(
-            TaskEvent(
-                kind: kind, taskID: task.id, service: task.service, method: task.method,
-                url: Redactor.default.redact(task.request.url),
-                attempt: attempts, date: Date(), duration: kind == .started ? nil : task.elapsed,
-                statusCode: statusCode, bytesReceived: bytes, error: error, delay: delay, redirectURL: redirectURL,
-                snapshot: snapshot, source: source, response: answer))
+        var event = TaskEvent(
+            kind: kind, taskID: task.id, service: task.service, method: task.method,
+            url: url ?? task.redactedURL,
+            attempt: attempts, date: Date(), duration: kind == .started ? nil : task.elapsed,
+            statusCode: statusCode, bytesReceived: bytes, error: error, delay: delay, redirectURL: redirectURL,
+            snapshot: snapshot, source: source, response: answer)
+        event.task = task
+        logger.log(event)
     }
 }

@@ -30,7 +30,7 @@ public final class Response: @unchecked Sendable {  // immutable but for `status
     public let age: TimeInterval?
 
     /// Where a ``Response`` came from.
-    public enum Source: String, Sendable, Hashable, CustomStringConvertible {
+    public enum Source: String, Sendable, Hashable, Codable, CustomStringConvertible {
         /// The server sent it for this request.
         case network
         /// A stored answer, fresh, used without asking the server.
