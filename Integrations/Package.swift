@@ -13,6 +13,9 @@ let package = Package(
         .library(name: "NetworkCoreMetrics", targets: ["NetworkCoreMetrics"]),
         .library(name: "NetworkCoreTracing", targets: ["NetworkCoreTracing"]),
         .library(name: "NetworkCoreOpenAPI", targets: ["NetworkCoreOpenAPI"]),
+        .library(name: "NetworkCoreInspector", targets: ["NetworkCoreInspector"]),
+        // MovieDB's offline stand-in, slowed, under the inspector: `swift run inspector-demo`.
+        .executable(name: "inspector-demo", targets: ["InspectorDemo"]),
     ],
     dependencies: [
         .package(name: "NetworkCore", path: ".."),
@@ -86,13 +89,31 @@ let package = Package(
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
+        // The live inspector: a page served on SwiftNIO's HTTP/1.1 server, on 127.0.0.1 only.
+        .target(
+            name: "NetworkCoreInspector",
+            dependencies: [
+                .product(name: "NetworkCore", package: "NetworkCore"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            resources: [.copy("Resources/inspector.html")]),
+        .executableTarget(
+            name: "InspectorDemo",
+            dependencies: [
+                "NetworkCoreInspector",
+                .product(name: "NetworkCore", package: "NetworkCore"),
+                .product(name: "MovieDB", package: "NetworkCore"),
+            ]),
         // NetworkCore's HTTP/1.1 test server on 127.0.0.1, the root package's own sources.
         .target(name: "LoopbackServer", dependencies: [.product(name: "NetworkCore", package: "NetworkCore")]),
         .testTarget(
             name: "NetworkCoreIntegrationsTests",
             dependencies: [
                 "NetworkCoreAsyncHTTPClient", "NetworkCoreNIO", "NetworkCoreNIOSupport", "NetworkCoreLogging", "NetworkCoreMetrics", "NetworkCoreTracing",
-                "NetworkCoreOpenAPI", "LoopbackServer",
+                "NetworkCoreOpenAPI", "NetworkCoreInspector", "LoopbackServer",
                 .product(name: "NetworkCore", package: "NetworkCore"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "InMemoryLogging", package: "swift-log"),

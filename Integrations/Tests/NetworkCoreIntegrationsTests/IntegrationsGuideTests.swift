@@ -99,7 +99,7 @@ struct IntegrationsGuideTests {
         #expect(
             products == [
                 "NetworkCoreAsyncHTTPClient", "NetworkCoreNIO", "NetworkCoreLogging", "NetworkCoreMetrics",
-                "NetworkCoreTracing", "NetworkCoreOpenAPI",
+                "NetworkCoreTracing", "NetworkCoreOpenAPI", "NetworkCoreInspector",
             ])
         for product in products { #expect(guide.contains("`\(product)`"), "\(product)") }
     }
