@@ -18,6 +18,7 @@ let package = Package(
                 .product(name: "NetworkCore", package: "NetworkCore"),
                 .product(name: "NetworkCoreAsyncHTTPClient", package: "NetworkCoreIntegrations"),
                 .product(name: "NetworkCoreNIO", package: "NetworkCoreIntegrations"),
+                .product(name: "NetworkCoreInspector", package: "NetworkCoreIntegrations"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "AllocatedBytes",
             ]),
@@ -25,8 +26,13 @@ let package = Package(
         // N sends through a stub and nothing else, for counting their cost with outside tools (perf).
         .executableTarget(name: "SendLoop", dependencies: [.product(name: "NetworkCore", package: "NetworkCore")]),
         // N requests through one client and nothing else, for counting their instructions (callgrind).
+        // (networkCoreInspected: with the inspector's server, whose views it builds as a page's are.)
         .executableTarget(
-            name: "RequestLoop", dependencies: [.product(name: "NetworkCore", package: "NetworkCore")]),
+            name: "RequestLoop",
+            dependencies: [
+                .product(name: "NetworkCore", package: "NetworkCore"),
+                .product(name: "NetworkCoreInspector", package: "NetworkCoreIntegrations"),
+            ]),
         // Server-Sent Events through the parser, with what the allocator is asked for per event.
         .target(name: "AllocationCounter"),
         .executableTarget(

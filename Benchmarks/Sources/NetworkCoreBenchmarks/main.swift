@@ -25,7 +25,9 @@ struct Options {
     var inflight = [1, 8, 64, 256]
     var scale = [1_000, 10_000, 100_000]
     var output = "results/latest.json"
-    var suites: Set<String> = ["throughput", "pool", "queue", "cache", "parse", "memory", "transfers", "events"]
+    var suites: Set<String> = [
+        "throughput", "pool", "queue", "cache", "parse", "memory", "transfers", "events", "inspector",
+    ]
     /// nginx's document root, where the transfers suite puts its file and nginx stores uploads.
     var www = ""
     var transferMegabytes = 1_024
@@ -538,6 +540,7 @@ if options.suites.contains("memory") { rows += await memoryGrowth(clients: clien
 if options.suites.contains("pool") { rows += await poolScale(options) }
 if options.suites.contains("queue") { rows += await queueScale(options) }
 if options.suites.contains("cache") { rows += try await cacheHits(options) }
+if options.suites.contains("inspector") { rows += await inspectorCost(options) }
 if options.suites.contains("parse") { rows += try await parseCost(options) }
 if options.suites.contains("events") { rows += try eventStream(options) }
 if options.suites.contains("transfers") {

@@ -5,7 +5,11 @@
 //
 //   RequestLoop CLIENT URL COUNT [INFLIGHT]
 //                                    URL: the small payload, or the page (a path ending in page.json)
-//                                    CLIENT: raw, transport or networkCore; buildRaw or build to build
+//                                    CLIENT: raw, transport or networkCore; networkCoreInspected, the
+//                                    pool with a PoolInspector and a page attached (every 500th request,
+//                                    the view the inspector's server sends a page, built and encoded:
+//                                    at 64 in flight about 5 views a second, where the server sends at
+//                                    most 4); buildRaw or build to build
 //                                    the raw client's or the endpoint's request without sending it;
 //                                    stubPool or stubTask to send it to a StubTransport through a pool
 //                                    or from a Swift task of its own (the pool suite's send→finish).
@@ -17,6 +21,7 @@
 import Dispatch
 import Foundation
 import NetworkCore
+import NetworkCoreInspector
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -73,6 +78,9 @@ configuration.urlCache = nil
 let session = URLSession(configuration: configuration)
 let transport = URLSessionTransport(configuration: configuration)
 let pool = TaskPool(configuration: .init(transport: URLSessionTransport(configuration: configuration)))
+let inspector = PoolInspector()
+let inspectedPool = TaskPool(
+    configuration: .init(transport: URLSessionTransport(configuration: configuration), inspector: inspector))
 let stub = StubTransport { _, _ in StubResponse() }
 let stubPool = TaskPool(configuration: .init(transport: stub))
 
@@ -106,6 +114,13 @@ func call(_ index: Int) async throws {
         } else {
             _ = try await pool.send(endpoint, parser: DecodableParser<Item>(), id: "r\(index)")
         }
+    case "networkCoreInspected":
+        if isPage {
+            _ = try await inspectedPool.send(endpoint, parser: DecodableParser<Listing>(), id: "r\(index)")
+        } else {
+            _ = try await inspectedPool.send(endpoint, parser: DecodableParser<Item>(), id: "r\(index)")
+        }
+        if index % 500 == 499 { attachedPage() }
     case "stubPool":  // the pool suite's send→finish: a send with a handler, to a transport that answers at once
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             stubPool.send(endpoint, id: "s\(index)") { _ in continuation.resume() }
@@ -126,9 +141,22 @@ func call(_ index: Int) async throws {
     }
 }
 
+/// The inspector's server, listening, for `networkCoreInspected`; made before the requests.
+nonisolated(unsafe) var inspectorServer: InspectorServer?
+
+/// What the inspector's server does for a page each time it sends it a view: the view built and written
+/// as JSON (`InspectorServer.view()`, what each `inspection` event carries), the socket's write aside.
+func attachedPage() {
+    guard let view = inspectorServer?.view(), view.count > 2, inspector.changeCount > 0 else {
+        FileHandle.standardError.write(Data("the inspector's view is empty\n".utf8))
+        exit(1)
+    }
+}
+
 let done = DispatchSemaphore(value: 0)
 Task.detached {
     do {
+        if client == "networkCoreInspected" { inspectorServer = try await InspectorServer.start(inspector: inspector) }
         if inflight == 1 {
             for index in 0..<count { try await call(index) }
         } else {
