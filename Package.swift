@@ -23,9 +23,13 @@ let package = Package(
         // Cancels sends at every point of their life, in a child process of `EarlyCancelTests`.
         .executableTarget(
             name: "CancelProbe", dependencies: ["NetworkCore", "LoopbackServer"], path: "Tests/CancelProbe"),
+        // Coverage-guided fuzz targets (libFuzzer, built by Fuzz/run); in a plain build, a replayer of their
+        // corpora, which FuzzTests runs. Not a product.
+        .executableTarget(
+            name: "Fuzzers", dependencies: ["NetworkCore", "MovieDB"], path: "Tests/Fuzzers", exclude: ["Corpus", "Crashes"]),
         .testTarget(
             name: "NetworkCoreTests",
-            dependencies: ["NetworkCore", "LoopbackServer", "FoundationNetworkingFixes", "CancelProbe"]),
+            dependencies: ["NetworkCore", "LoopbackServer", "FoundationNetworkingFixes", "CancelProbe", "Fuzzers"]),
         .testTarget(
             name: "MovieDBTests", dependencies: ["MovieDB", "NetworkCore", "LoopbackServer", "Playground"],
             resources: [.copy("Resources/Captures")]),

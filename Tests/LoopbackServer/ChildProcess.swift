@@ -49,7 +49,13 @@ public struct ChildProcess: Sendable {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
-        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { mine, _ in mine }
+        // A sanitizer's settings go along, so that a child built with the same sanitizer runs as its parent does.
+        let sanitizers = ProcessInfo.processInfo.environment.filter {
+            ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"].contains($0.key)
+        }
+        process.environment = environment.merging(["PATH": "/usr/bin:/bin"].merging(sanitizers) { $1 }) { mine, _ in
+            mine
+        }
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output

@@ -143,6 +143,27 @@ struct CacheControlTests {
         #expect(HTTPDate.parse("yesterday") == nil)
         #expect(HTTPDate.parse("") == nil)
         #expect(HTTPDate.parse(nil) == nil)
+        // asctime with a two-digit day; RFC 850's two-digit year, never more than 50 years ahead.
+        #expect(HTTPDate.parse("Wed Nov 16 08:49:37 1994") == expected.addingTimeInterval(10 * 86_400))
+        let in2026 = Date(timeIntervalSince1970: 1_795_600_000)
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT", now: in2026) == expected)
+        #expect(HTTPDate.parse("Tuesday, 06-Nov-46 08:49:37 GMT", now: in2026).map(Self.year) == 2046)
+        #expect(HTTPDate.parse("Friday, 06-Nov-77 08:49:37 GMT", now: in2026).map(Self.year) == 1977)
+        // Near misses: a wrong separator, weekday, zone, length or field.
+        for value in [
+            "Sun, 06 Nov 1994 08:49:37 UTC", "Sun 06 Nov 1994 08:49:37 GMT", "Xyz, 06 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 24:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-1994 08:49:37 GMT",
+            "Sunday, 06-Foo-94 08:49:37 GMT", "Sunny, 06-Nov-94 08:49:37 GMT", "Sun Nov 6 08:49:37 1994",
+            "Sun Nov  6 08:49:37 94", "Sun, 0& Nov\u{1}\0\0\0:49:37 GMT",
+        ] {
+            #expect(HTTPDate.parse(value) == nil, "\(value)")
+        }
+    }
+
+    static func year(_ date: Date) -> Int {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "GMT")!
+        return calendar.component(.year, from: date)
     }
 
     @Test("the preferred form, read by hand, agrees with a date formatter from 1900 to 2100, leap days included")

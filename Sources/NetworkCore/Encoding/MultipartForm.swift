@@ -185,7 +185,7 @@ extension MultipartForm {
 
 /// Reads a form's body piece by piece for ``MultipartForm/Encoding/chunks(chunkSize:)``: the parts'
 /// heads, bytes and files, in order, each file read as it is reached and closed at its end.
-private final class PartReader: @unchecked Sendable {
+final class PartReader: @unchecked Sendable {
     // @unchecked Sendable: an unfolding stream asks for one piece at a time, never two at once.
     private let encoding: MultipartForm.Encoding
     private let chunkSize: Int

@@ -1,0 +1,240 @@
+// NetworkCore's coverage-guided fuzz targets: each place that reads bytes from the network or a file.
+// Built with libFuzzer (`-sanitize=fuzzer,address -D FUZZING`) by `Fuzz/run`, which picks a target with
+// NETWORKCORE_FUZZ_TARGET; built without, as every test build does, it is a replayer: `Fuzzers TARGET FILE…`
+// runs each file through the target once (the seed corpora and every crash kept as a regression case).
+// A target must never crash, whatever the bytes; where it can check what it made, it does, and a wrong
+// result is a crash (`fatalError`), which libFuzzer reports with the input.
+import Foundation
+import MovieDB
+
+@testable import NetworkCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The fuzz targets by name; `Tests/Fuzzers/Corpus/NAME` holds each one's seeds.
+enum FuzzTargets {
+    static let all: [String: @Sendable (Data) -> Void] = [
+        "status": status, "models": models, "har": har, "request": request, "sse": serverSentEvents,
+        "multipart": multipart, "headers": headerValues, "cacheEntry": cacheEntry,
+    ]
+
+    /// The fields of an input: its bytes split at each 0 byte, as UTF-8 text.
+    static func fields(_ data: Data, count: Int) -> [String] {
+        var fields = data.split(separator: 0, maxSplits: count - 1, omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
+        while fields.count < count { fields.append("") }
+        return fields
+    }
+
+    /// A server's own code and message, read from any body by the default reader and by TMDB's.
+    static func status(_ data: Data) {
+        for reader in [JSONStatusReader(), .tmdb] {
+            if reader.mayDescribeFailure(data) { _ = reader.status(in: data) }
+        }
+    }
+
+    /// Every MovieDB model from any body, as `MovieService` decodes them.
+    static func models(_ data: Data) {
+        _ = try? DecodableParser<MoviePage>().parse(data)
+        _ = try? DecodableParser<MovieDetails>().parse(data)
+        _ = try? DecodableParser<VideoList>().parse(data)
+        _ = try? DecodableParser<Movie>().parse(data)
+        _ = try? DecodableParser<RequestToken>().parse(data)
+        _ = try? DecodableParser<Session>().parse(data)
+        _ = try? DecodableParser<GuestSession>().parse(data)
+        _ = try? SuccessParser().parse(data)
+    }
+
+    /// A HAR file, loaded and made a replaying transport, as `HARReplayTransport(contentsOf:)` does.
+    static func har(_ data: Data) {
+        guard let archive = try? JSONDecoder().decode(HAR.self, from: data) else { return }
+        _ = HARReplayTransport(har: archive)
+    }
+
+    /// An endpoint whose every field comes from the input: a request, or a typed error; never a crash.
+    static func request(_ data: Data) {
+        let field = fields(data, count: 6)
+        let endpoint = FuzzedEndpoint(
+            baseURL: field[0], path: field[1], method: HTTPMethod(rawValue: field[2]),
+            headers: [field[3]: field[4]], query: [field[4]: field[5]], body: Data(field[5].utf8))
+        guard let request = try? endpoint.urlRequest(defaultHeaders: TaskPool.Configuration.standardHeaders) else {
+            return
+        }
+        // What was accepted must be what is sent: no line break in a header, a URL that parses.
+        for (name, value) in request.allHTTPHeaderFields ?? [:]
+        where (name + value).contains(where: { $0 == "\r" || $0 == "\n" }) {
+            fatalError("a header with a line break was accepted: \(name)")
+        }
+        _ = TaskID.derive(from: request)
+        _ = Redactor.default.redact(request.url)
+        _ = request.cURLDescription()
+    }
+
+    /// A `text/event-stream` body, fed whole and again cut at every point the input's first byte names:
+    /// the same events either way.
+    static func serverSentEvents(_ data: Data) {
+        guard let first = data.first else { return }
+        let body = data.dropFirst()
+        var whole = ServerSentEventParser()
+        let once = whole.decode(Data(body))
+        var pieces = ServerSentEventParser()
+        var inPieces: [ServerSentEvent] = []
+        let step = Int(first % 16) + 1
+        var start = body.startIndex
+        while start < body.endIndex {
+            let end = body.index(start, offsetBy: step, limitedBy: body.endIndex) ?? body.endIndex
+            inPieces += pieces.decode(Data(body[start..<end]))
+            start = end
+        }
+        guard once == inPieces, whole.lastEventID == pieces.lastEventID else {
+            fatalError("events differ when the body arrives in pieces of \(step) bytes")
+        }
+    }
+
+    /// A form whose names and values come from the input: encoded with its boundary found in none of
+    /// its parts, and as long as it says; or refused with a typed error.
+    static func multipart(_ data: Data) {
+        let field = fields(data, count: 4)
+        let form: MultipartForm = [
+            .text(field[0], field[1]), .data(field[2], Data(field[3].utf8), fileName: field[1], contentType: field[0]),
+        ]
+        guard let encoding = try? form.encoding() else { return }
+        let reader = PartReader(encoding, chunkSize: 7)
+        var body = Data()
+        while let chunk = try? reader.next() { body.append(chunk) }
+        guard body.count == encoding.length else { fatalError("\(body.count) bytes, not \(encoding.length)") }
+        let delimiter = Data("--\(encoding.boundary)".utf8)
+        for content in [field[1], field[3]] where Data(content.utf8).range(of: delimiter) != nil {
+            fatalError("the boundary \(encoding.boundary) is in a part")
+        }
+    }
+
+    /// The header values the pool reads: dates, `Retry-After`, `Cache-Control`, `Content-Range`.
+    static func headerValues(_ data: Data) {
+        let text = String(decoding: data, as: UTF8.self)
+        // A date is read back from its IMF-fixdate form as the same date.
+        if let date = HTTPDate.parse(text), let written = imfFixdate(date), HTTPDate.parse(written) != date {
+            fatalError("\(text) reads as \(date), whose IMF-fixdate \(written) reads otherwise")
+        }
+        _ = RetryAfter.seconds(text)
+        let control = CacheControl(text)
+        _ = control.maxAge
+        _ = ContentRange(text)
+    }
+
+    /// `date` in IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), from its calendar fields in GMT (no date
+    /// formatter: FoundationNetworking's leaks on some values); `nil` for a year before 1583 (Foundation's
+    /// calendar is Julian before October 1582, HTTP's Gregorian throughout) or after 9999.
+    static func imfFixdate(_ date: Date) -> String? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "GMT")!
+        let parts = calendar.dateComponents([.weekday, .day, .month, .year, .hour, .minute, .second], from: date)
+        guard let year = parts.year, (1583...9999).contains(year), let weekday = parts.weekday, let month = parts.month,
+            let day = parts.day, let hour = parts.hour, let minute = parts.minute, let second = parts.second
+        else { return nil }
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let two = { (value: Int) in value < 10 ? "0\(value)" : "\(value)" }
+        let four = String(repeating: "0", count: 4 - String(year).count) + String(year)
+        return
+            "\(days[weekday - 1]), \(two(day)) \(months[month - 1]) \(four) \(two(hour)):\(two(minute)):\(two(second)) GMT"
+    }
+
+    /// A disk cache entry's file without its closing checksum, which is added, so that the fuzzer reaches
+    /// the reader behind it: read, or a miss; what is read writes back to bytes that read the same. The
+    /// bytes as they are (their own last 32 bytes as the checksum) are read too.
+    static func cacheEntry(_ data: Data) {
+        var digest = SHA256()
+        digest.update(data)
+        let signed = data + digest.finalize()
+        let key = storedKey(in: data) ?? "GET https://api.example.com/1"
+        if let entry = CachedResponse(decoding: signed, key: key) {
+            guard CachedResponse(decoding: entry.encoded(key: key), key: key) == entry else {
+                fatalError("an entry does not read back the same")
+            }
+        }
+        _ = CachedResponse(decoding: data, key: key)
+    }
+
+    /// The `key` of an entry's metadata, where its bytes hold one (magic line, length, JSON).
+    static func storedKey(in data: Data) -> String? {
+        let bytes = [UInt8](data)
+        let start = 20 + 8  // "NetworkCore cache 1\n" and the metadata's length
+        guard bytes.count > start else { return nil }
+        let length = (0..<8).reduce(0) { $0 | Int(bytes[20 + $1]) << ($1 * 8) }
+        guard length > 0, length <= bytes.count - start,
+            let object = try? JSONSerialization.jsonObject(with: Data(bytes[start..<(start + length)]))
+                as? [String: Any]
+        else { return nil }
+        return object["key"] as? String
+    }
+}
+
+/// An endpoint made of the input's fields.
+struct FuzzedEndpoint: Endpoint {
+    let baseURL: String
+    let path: String
+    let method: HTTPMethod
+    let headers: [String: String]
+    let query: [String: String]
+    let body: Data
+    var task: HTTPTask {
+        .parameters(url: query, body: ["value": String(decoding: body, as: UTF8.self)], bodyEncoder: FormBodyEncoder())
+    }
+}
+
+#if FUZZING
+    /// libFuzzer's entry: one input, through the target NETWORKCORE_FUZZ_TARGET names.
+    @_cdecl("LLVMFuzzerTestOneInput")
+    public func fuzzOne(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+        FuzzTargets.selected(start.map { Data(bytes: $0, count: count) } ?? Data())
+        return 0
+    }
+
+    /// The program's start: SwiftPM names an executable's entry after its module, which libFuzzer's own
+    /// `main` cannot be, so this hands the arguments to libFuzzer's driver (exported by the build with
+    /// `--export-dynamic`, found by name).
+    @_cdecl("Fuzzers_main")
+    public func fuzzersMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+        typealias Callback = @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+        typealias Driver =
+            @convention(c) (
+                UnsafeMutablePointer<CInt>, UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+                Callback
+            ) -> CInt
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "LLVMFuzzerRunDriver") else {
+            fatalError("libFuzzer's driver is missing: build with -sanitize=fuzzer and --export-dynamic")
+        }
+        var count = argc
+        var arguments = argv
+        return unsafeBitCast(symbol, to: Driver.self)(&count, &arguments, fuzzOne)
+    }
+
+    extension FuzzTargets {
+        static let selected: @Sendable (Data) -> Void = {
+            let name = ProcessInfo.processInfo.environment["NETWORKCORE_FUZZ_TARGET"] ?? ""
+            guard let target = all[name] else {
+                fatalError("NETWORKCORE_FUZZ_TARGET must be one of \(all.keys.sorted())")
+            }
+            return target
+        }()
+    }
+#else
+    /// Runs files through a target once each: `Fuzzers TARGET FILE…`; exits 0 when none crashed.
+    @main
+    struct Replay {
+        static func main() throws {
+            let arguments = CommandLine.arguments.dropFirst()
+            guard let name = arguments.first, let target = FuzzTargets.all[name] else {
+                FileHandle.standardError.write(
+                    Data("usage: Fuzzers \(FuzzTargets.all.keys.sorted().joined(separator: "|")) FILE…\n".utf8))
+                exit(2)
+            }
+            for path in arguments.dropFirst() { target(try Data(contentsOf: URL(fileURLWithPath: path))) }
+            print("\(name): \(arguments.count - 1) input(s), no crash")
+        }
+    }
+#endif
