@@ -23,6 +23,8 @@ let package = Package(
         // Cancels sends at every point of their life, in a child process of `EarlyCancelTests`.
         .executableTarget(
             name: "CancelProbe", dependencies: ["NetworkCore", "LoopbackServer"], path: "Tests/CancelProbe"),
+        // Sends a load through a faulty network, inside a network namespace made by Scripts/netfaults.
+        .executableTarget(name: "FaultLoad", dependencies: ["NetworkCore"], path: "Tests/FaultLoad"),
         // Coverage-guided fuzz targets (libFuzzer, built by Fuzz/run); in a plain build, a replayer of their
         // corpora, which FuzzTests runs. Not a product.
         .executableTarget(

@@ -100,7 +100,8 @@ public struct InspectedTask: Hashable, Sendable, Codable {
     public let elapsed: TimeInterval
     /// When each step happened: queue, each attempt's start, first byte and end.
     public let timings: TaskTimings
-    /// Bytes sent and received, and what they come to, in the current or last attempt.
+    /// Bytes sent and received in a running task's current attempt, what they come to, and the rate;
+    /// `nil` once it has ended (each attempt's bytes are in ``timings``).
     public let progress: TransferProgress?
     /// Retries, credential renewals, redirects and stalls, in order.
     public let marks: [Mark]
