@@ -5,8 +5,7 @@
 # `nginx_pid`, and stops nginx by PID (and removes the prefix) when the sourcing script exits.
 if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
     say "installing nginx-light"
-    if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq nginx-light >/dev/null
-    else sudo apt-get update -qq && sudo apt-get install -y -qq nginx-light >/dev/null; fi
+    "$here/../Scripts/install-packages" nginx-light
 fi
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 

@@ -138,10 +138,7 @@ public final class HARRecorder: @unchecked Sendable {
         _ response: HTTPURLResponse?, body: Data?, size: Int, scrubbing secrets: Set<String>
     ) -> HAR.Response {
         let body = body ?? Data()
-        let headerFields =
-            response.map { response in
-                response.allHeaderFields.reduce(into: [String: String]()) { $0["\($1.key)"] = "\($1.value)" }
-            } ?? [:]
+        let headerFields = response?.headerFields ?? [:]
         let mimeType = response?.value(forHTTPHeaderField: "Content-Type") ?? "application/octet-stream"
         var content = HAR.Content(size: size, mimeType: mimeType, text: nil, encoding: nil)
         if let summary = summary(ofSize: size) {

@@ -219,10 +219,7 @@ public final class PoolInspector: NetworkLogger, @unchecked Sendable {
     {
         let secrets = redactor.secrets(in: request)
         let requestHeaders = redactor.redact(headers: request.allHTTPHeaderFields ?? [:])
-        let responseHeaders = redactor.redact(
-            headers: (response?.allHeaderFields ?? [:]).reduce(into: [String: String]()) {
-                $0["\($1.key)"] = "\($1.value)"
-            })
+        let responseHeaders = redactor.redact(headers: response?.headerFields ?? [:])
         let requestBody = request.httpBody.map { body in
             redactor.scrub(
                 redactor.redact(body: body, contentType: request.value(forHTTPHeaderField: "Content-Type")),
@@ -342,10 +339,7 @@ extension PoolInspector {
                 bodySize = body.count
                 preview = body.count <= previewLimit ? body : Data(body.prefix(previewLimit))
             } else {
-                bodySize =
-                    event.response?.fileURL.flatMap { url in
-                        (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
-                    } ?? 0
+                bodySize = event.response?.fileURL.flatMap { RequestBody.file($0).length } ?? 0
                 preview = nil
             }
         }

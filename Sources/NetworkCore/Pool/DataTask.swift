@@ -382,6 +382,6 @@ extension DataTask: CustomReflectable {
 extension DataTask: CustomStringConvertible {
     /// `"movies.nowPlaying.page=1 GET https://…?api_key=<redacted>&page=1 running 12 ms"`, credentials redacted.
     public var description: String {
-        "\(id) \(method) \(Redactor.default.redact(request.url)) \(state.rawValue) \(Int((elapsed * 1000).rounded())) ms"
+        "\(id) \(method) \(redactedURL) \(state.rawValue) \(Int((elapsed * 1000).rounded())) ms"
     }
 }

@@ -75,13 +75,7 @@ public final class Response: @unchecked Sendable {  // immutable but for `status
     public var url: URL? { httpResponse.url }
 
     /// All headers, as the transport reports them.
-    public var headers: [String: String] {
-        var result: [String: String] = [:]
-        for (name, value) in httpResponse.allHeaderFields {
-            result[String(describing: name)] = String(describing: value)
-        }
-        return result
-    }
+    public var headers: [String: String] { httpResponse.headerFields }
 
     /// The value of one header; the name is compared case-insensitively.
     public func header(_ name: String) -> String? {
