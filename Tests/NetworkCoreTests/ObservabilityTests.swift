@@ -138,6 +138,31 @@ struct ObservabilityTests {
         #expect(stalls.first?.level == .warning)
     }
 
+    @Test("a body that keeps coming, a byte every 0.4 s for 5 s, is never reported stalled at a 1 s threshold")
+    func slowButSteadyIsNoStall() async throws {
+        // Each check is set for when the silence would reach the threshold; the threshold itself must not
+        // shrink by the silence seen at each check (it did, and a steady 1 Mbit/s download was reported).
+        let logger = InMemoryLogger()
+        let transport = DrivenTransport()
+        let pool = TaskPool(configuration: .init(transport: transport, logger: logger, stallThreshold: 1))
+        pool.send(TestEndpoint(), id: "steady") { _ in }
+        #expect(await eventually { transport.events != nil })
+        let events = try #require(transport.events)
+        events.receive(head: DrivenTransport.head(200, ["Content-Length": "13"]))
+        var last = Date()
+        var longestSilence: TimeInterval = 0
+        for _ in 0..<13 {
+            try await Task.sleep(nanoseconds: 400_000_000)
+            longestSilence = max(longestSilence, Date().timeIntervalSince(last))
+            events.receive(body: Data("x".utf8))
+            last = Date()
+        }
+        events.finish()
+        #expect(await eventually { pool.activeTasks.isEmpty })
+        // Only a pause of the machine itself as long as the threshold may make a stall real.
+        #expect(logger.events(.stalled).isEmpty || longestSilence >= 1, "longest silence \(longestSilence) s")
+    }
+
     @Test(
         "a stall threshold that is negative, zero or not a number counts as a millisecond: no trap",
         arguments: [

@@ -128,21 +128,3 @@ struct SecretsSweepTests {
         #expect(inspector.task(id: "post")?.details?.requestBody == "password=<redacted>&username=ann")
     }
 }
-
-/// The pool, for the server's handler to read the task table from while a request is in flight.
-final class PoolBox: @unchecked Sendable {  // `lock` guards `stored`.
-    private let lock = NSLock()
-    private var stored: TaskPool?
-    var pool: TaskPool? {
-        get {
-            lock.lock()
-            defer { lock.unlock() }
-            return stored
-        }
-        set {
-            lock.lock()
-            stored = newValue
-            lock.unlock()
-        }
-    }
-}

@@ -39,7 +39,8 @@ package enum FailureTranslation {
             return .secureConnectionFailed
         case let error as IOError:
             switch error.errnoCode {
-            case ECONNREFUSED: return .cannotConnectToHost
+            // Refused, or no route to the host or its network (the network is down): as URLSession says.
+            case ECONNREFUSED, ENETUNREACH, EHOSTUNREACH: return .cannotConnectToHost
             case ETIMEDOUT: return .timedOut
             default: return .networkConnectionLost
             }

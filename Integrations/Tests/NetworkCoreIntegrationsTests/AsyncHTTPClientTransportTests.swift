@@ -206,6 +206,8 @@ struct AsyncHTTPClientTransportTests {
         #expect(code(HTTPParserError.invalidEOFState) == .networkConnectionLost)
         #expect(code(HTTPParserError.invalidHeaderToken) == .badServerResponse)
         #expect(code(IOError(errnoCode: ECONNREFUSED, reason: "connect")) == .cannotConnectToHost)
+        #expect(code(IOError(errnoCode: ENETUNREACH, reason: "connect")) == .cannotConnectToHost)
+        #expect(code(IOError(errnoCode: EHOSTUNREACH, reason: "connect")) == .cannotConnectToHost)
         #expect(code(IOError(errnoCode: ECONNRESET, reason: "read")) == .networkConnectionLost)
         #expect(code(ChannelError.connectTimeout(.seconds(1))) == .timedOut)
         #expect(

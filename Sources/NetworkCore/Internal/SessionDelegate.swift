@@ -259,10 +259,19 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             return control.async { [self] in send(followUp, for: entry, in: session) }
         }
         if let error {
-            // FoundationNetworking reports a connection closed mid-body as an unknown error (-1): once the
-            // head has arrived, that is a lost connection, as transient as a reset.
-            if let urlError = error as? URLError, urlError.code == .unknown, answered {
-                return entry.events.fail(URLError(.networkConnectionLost, userInfo: urlError.userInfo))
+            // FoundationNetworking reports two transient failures as an unknown error (-1): a connection
+            // closed mid-body (once the head has arrived, a lost connection, as transient as a reset), and a
+            // connection that could not be made for any reason but a refusal or a time-out (no route: the
+            // network is down; libcurl's message then starts "Failed to connect to"), which Apple's
+            // URLSession reports as `cannotConnectToHost` or `notConnectedToInternet`.
+            if let urlError = error as? URLError, urlError.code == .unknown {
+                if answered {
+                    return entry.events.fail(URLError(.networkConnectionLost, userInfo: urlError.userInfo))
+                }
+                if (urlError.userInfo[NSLocalizedDescriptionKey] as? String)?.hasPrefix("Failed to connect to") == true
+                {
+                    return entry.events.fail(URLError(.cannotConnectToHost, userInfo: urlError.userInfo))
+                }
             }
             entry.events.fail(error)
         } else if !answered, let response = task.response as? HTTPURLResponse {

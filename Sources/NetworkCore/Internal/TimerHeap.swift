@@ -23,7 +23,7 @@ struct TimerHeap<Owner: TimerHeapOwner> {
         var time: UInt64
         let owner: Owner
         let kind: TimerKind
-        /// The interval it was set with (a deadline's seconds, for its error).
+        /// What it stands for: a deadline's seconds (for its error), a stall threshold.
         let seconds: Double
     }
 

@@ -21,6 +21,7 @@ extension TaskPool {
     @inline(never)
     func openAttempt(of task: DataTask, body: RequestBody) -> Int {
         let length = body.length
+        let kept = task.delivery.keptBytes
         return lock.withLock { () -> Int in
             let now = MonotonicClock.now()
             task.storage.started = task.storage.started ?? now
@@ -29,8 +30,9 @@ extension TaskPool {
             task.storage.attemptBytes = 0
             task.storage.bytesSent = 0
             task.storage.bytesToSend = length
-            task.storage.receivedOffset = 0
-            task.storage.bytesExpected = nil
+            // A download that asks for the rest goes on from what it kept, its whole length known.
+            task.storage.receivedOffset = kept
+            if kept == 0 { task.storage.bytesExpected = nil }
             task.storage.openAttempt = (task.storage.attempts, length ?? 0)
             task.storage.lastProgress = now
             _ = task.storage.machine.attemptOpened()
@@ -153,7 +155,8 @@ extension TaskPool {
                 task.storage.stallReported = true
                 return true
             }
-            setTimer(.stall, of: task, after: Double(watching ? limit - idle : limit) / 1e9)
+            // The next check comes when the silence would reach the threshold, which stays the same.
+            setTimer(.stall, of: task, after: Double(watching ? limit - idle : limit) / 1e9, for: threshold)
             return false
         }
         if stalled { log(.stalled, task, snapshot: task.snapshot) }

@@ -11,12 +11,14 @@ extension TaskPool {
         label: "NetworkCore.timers", qos: .userInitiated, attributes: .concurrent)
 
     /// Sets the task's timer of `kind` for `seconds` from now (at once if not positive), replacing the one
-    /// it had; call with `lock` held, while the task runs.
-    func setTimer(_ kind: TimerKind, of task: DataTask, after seconds: TimeInterval) {
+    /// it had; call with `lock` held, while the task runs. `interval` is what the timer stands for, handed
+    /// back when it fires (a deadline's or a stall threshold's seconds): `seconds` unless told.
+    func setTimer(_ kind: TimerKind, of task: DataTask, after seconds: TimeInterval, for interval: TimeInterval? = nil)
+    {
         let now = MonotonicClock.now()
         let (sum, overflow) = now.addingReportingOverflow(MonotonicClock.nanoseconds(seconds))
         let time = overflow ? UInt64.max : sum
-        timers.insert(time, for: task, kind: kind, seconds: seconds)
+        timers.insert(time, for: task, kind: kind, seconds: interval ?? seconds)
         if time < timerSourceTime { setTimerSource(for: time, now: now) }
     }
 

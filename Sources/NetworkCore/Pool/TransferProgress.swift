@@ -8,8 +8,9 @@ import Foundation
 /// should come to, and the rate. Read it from ``DataTask/progress`` or follow it with
 /// ``DataTask/progressUpdates``.
 ///
-/// The figures are those of the current attempt: a retry starts them again, and a download resumed
-/// with `Range` counts the bytes it kept, so `bytesReceived` and `bytesExpected` are of the whole file.
+/// The figures are those of the current attempt: a retry starts them again, but a download that resumes
+/// with `Range` goes on from the bytes it kept (they never go back unless the server sends the whole file
+/// again), so `bytesReceived` and `bytesExpected` are of the whole file.
 ///
 /// ```swift
 /// let task = try pool.download(endpoint, to: file)

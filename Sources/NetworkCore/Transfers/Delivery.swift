@@ -34,6 +34,12 @@ enum Delivery: Sendable {
         }
     }
 
+    /// The body bytes the next attempt starts from: what a download has written when it will ask for the rest.
+    var keptBytes: Int {
+        if case .file(let file) = self { return file.keptBytes }
+        return 0
+    }
+
     /// Whether another attempt may be sent: not once a stream's consumer has had part of a body.
     var allowsRetry: Bool {
         if case .stream(let sink) = self { return sink.allowsRetry }

@@ -57,6 +57,9 @@ final class DownloadFile: @unchecked Sendable {
     /// The bytes written so far.
     var written: Int { state.withLock { $0.written } }
 
+    /// The bytes the next attempt keeps: those written, when it will ask for the rest (see ``resumeHeaders``).
+    var keptBytes: Int { state.withLock { $0.validator == nil ? 0 : $0.written } }
+
     /// `Range` and `If-Range` to ask for the rest of the body, when some was written and the server named
     /// a validator; else `nil` (the next attempt starts over).
     var resumeHeaders: [String: String]? {

@@ -130,7 +130,7 @@ struct LoopbackTransportTests {
     }
 
     @Test(
-        "a connection refused is cannotConnectToHost, at once; a stream body is sent whole, and one shorter than it announced fails typed",
+        "a connection refused or without a route is cannotConnectToHost, at once; a stream body is sent whole, and one shorter than it announced fails typed",
         arguments: TransportUnderTest.all)
     func refusedAndStreamBodies(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool(.init(requestTimeout: 10))
@@ -142,6 +142,14 @@ struct LoopbackTransportTests {
             #expect(error.urlError?.code == .cannotConnectToHost, "\(error)")
         }
         #expect(isSlowRun || Date().timeIntervalSince(started) < 5)
+        // No route (the network down, or here the broadcast address, which the kernel will not connect to):
+        // as transient as a refusal, so a RetryPolicy retries it (FoundationNetworking says "unknown").
+        do {
+            _ = try await pool.send(TestEndpoint(baseURL: "http://255.255.255.255:1", path: "/none"))
+            Issue.record("a request to the broadcast address succeeded")
+        } catch {
+            #expect(error.urlError?.code == .cannotConnectToHost, "\(error)")
+        }
 
         let server = try LoopbackServer { request in StubResponse(statusCode: 200, body: request.httpBody ?? Data()) }
         defer { server.kill() }

@@ -214,16 +214,20 @@ struct HTTPBinTransferTests {
 @Suite("Transfers over loopback: cuts, resumes, reconnects, cancels")
 struct LoopbackTransferTests {
     @Test(
-        "a download cut midway is resumed by a retry with Range and If-Range, and the file is whole",
+        "a download cut midway is resumed by a retry with Range and If-Range, its progress never going back, and the file is whole",
         arguments: TransportUnderTest.all)
     func resumedDownload(_ transport: TransportUnderTest) async throws {
         let body = alphabet(200_000)
+        // What the task table said of the task while its retry waited for this answer.
+        let box = PoolBox()
+        let progressWhileWaiting = ProgressLog()
         let server = try LoopbackServer(port: 0) { request in
             let headers = ["ETag": "\"v1\"", "Content-Type": "application/octet-stream"]
             guard let range = request.value(forHTTPHeaderField: "Range") else {
                 return .closeMidBody(StubResponse(statusCode: 200, headers: headers, body: body))
             }
             let start = Int(range.dropFirst("bytes=".count).prefix { $0 != "-" }) ?? 0
+            if let progress = box.pool?.task(id: "resume")?.progress { progressWhileWaiting.append(progress) }
             var partial = headers
             partial["Content-Range"] = "bytes \(start)-\(body.count - 1)/\(body.count)"
             return .respond(StubResponse(statusCode: 206, headers: partial, body: body.subdata(in: start..<body.count)))
@@ -237,7 +241,8 @@ struct LoopbackTransferTests {
         let destination = scratch.file("alphabet.bin")
         let endpoint = TestEndpoint(baseURL: server.baseURL, path: "/file")
         let log = ProgressLog()
-        let response = try await pool.download(endpoint, to: destination) { log.append($0) }
+        box.pool = pool
+        let response = try await pool.download(endpoint, to: destination, id: "resume") { log.append($0) }
         #expect(response.statusCode == 206)
         // The resumed answer counts the kept bytes: the progress is of the whole file.
         #expect(
@@ -256,6 +261,9 @@ struct LoopbackTransferTests {
         let kept = try #require(Int(range.dropFirst("bytes=".count).dropLast()))
         #expect(range == "bytes=\(kept)-")
         #expect((1...100_000).contains(kept))
+        // While the retry waited for its answer, the progress stood at the bytes kept: it did not go back.
+        #expect(progressWhileWaiting.values.map(\.bytesReceived) == [kept])
+        #expect(progressWhileWaiting.values.first?.bytesExpected == 200_000)
         #expect(requests.last?.value(forHTTPHeaderField: "If-Range") == "\"v1\"")
     }
 

@@ -93,6 +93,24 @@ final class ProgressLog: @unchecked Sendable {  // `lock` guards `values`.
     var values: [TransferProgress] { lock.withLock { stored } }
 }
 
+/// The pool, for the server's handler to read the task table from while a request is in flight.
+final class PoolBox: @unchecked Sendable {  // `lock` guards `stored`.
+    private let lock = NSLock()
+    private var stored: TaskPool?
+    var pool: TaskPool? {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return stored
+        }
+        set {
+            lock.lock()
+            stored = newValue
+            lock.unlock()
+        }
+    }
+}
+
 /// A directory of its own for a test's files, removed at the end.
 struct ScratchDirectory {
     let url: URL
