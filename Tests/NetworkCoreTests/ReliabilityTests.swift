@@ -76,6 +76,22 @@ enum ProcessMemory {
         }
     }
 
+    /// The change since `before`, read again each second, up to 10 s, while the live heap has grown by
+    /// `bound` bytes or more: what a session's threads still hold right after a run is freed within seconds
+    /// (more slowly on a busy machine); a leak is not.
+    static func settledChange(
+        since before: Reading, liveHeapBelow bound: Int
+    ) async
+        -> (resident: Double, liveHeap: Int?, summary: String)
+    {
+        var change = Reading().change(since: before)
+        for _ in 0..<10 where change.liveHeap ?? 0 >= bound {
+            try? await Task.sleep(nanoseconds: 1_000_000_000)
+            change = Reading().change(since: before)
+        }
+        return change
+    }
+
     /// Expects the live heap to have grown by less than `bound` bytes, and on glibc to have been read at all.
     static func expect(liveHeapGrowth growth: Int?, below bound: Int, sourceLocation: SourceLocation = #_sourceLocation)
     {
@@ -144,7 +160,7 @@ struct ReliabilityTests {
         // The process as a whole, within 10% resident. With FoundationNetworking's leaking host
         // check replaced (see `urlSessionKeepsNoMemory`), what the live heap still holds right after the run is
         // gone some seconds later (sessions and threads winding down). Docs/Reliability.md has the figures.
-        let change = ProcessMemory.Reading().change(since: before)
+        let change = await ProcessMemory.settledChange(since: before, liveHeapBelow: 100 * total)
         print(
             "reliability (URLSession): \(total) requests in \(String(format: "%.1f", seconds)) s; "
                 + "outcomes \(tally.sorted { $0.key < $1.key }); \(change.summary)")
@@ -222,12 +238,7 @@ struct ReliabilityTests {
             let before = ProcessMemory.Reading()
             let total = 20_000
             #expect(await send(0..<total) == total)
-            // What the session's threads still hold right after the run is freed within seconds; a leak is not.
-            var change = ProcessMemory.Reading().change(since: before)
-            for _ in 0..<10 where change.liveHeap ?? 0 >= 100 * total {
-                try? await Task.sleep(nanoseconds: 1_000_000_000)
-                change = ProcessMemory.Reading().change(since: before)
-            }
+            let change = await ProcessMemory.settledChange(since: before, liveHeapBelow: 100 * total)
             print("plain URLSession: \(total) requests; \(change.summary)")
             ProcessMemory.expect(liveHeapGrowth: change.liveHeap, below: 100 * total)
         }
