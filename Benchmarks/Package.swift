@@ -33,6 +33,14 @@ let package = Package(
                 .product(name: "NetworkCore", package: "NetworkCore"),
                 .product(name: "NetworkCoreInspector", package: "NetworkCoreIntegrations"),
             ]),
+        // Many requests through one pool, its resident memory read at every step (Benchmarks/soak).
+        .executableTarget(
+            name: "Soak",
+            dependencies: [
+                .product(name: "NetworkCore", package: "NetworkCore"),
+                .product(name: "FoundationNetworkingFixes", package: "NetworkCore"),
+                .product(name: "NetworkCoreAsyncHTTPClient", package: "NetworkCoreIntegrations"),
+            ]),
         // Server-Sent Events through the parser, with what the allocator is asked for per event.
         .target(name: "AllocationCounter"),
         .executableTarget(
