@@ -25,7 +25,7 @@ let package = Package(
             name: "CancelProbe", dependencies: ["NetworkCore", "LoopbackServer"], path: "Tests/CancelProbe"),
         // Sends a load through a faulty network, inside a network namespace made by Scripts/netfaults.
         .executableTarget(name: "FaultLoad", dependencies: ["NetworkCore"], path: "Tests/FaultLoad"),
-        // Coverage-guided fuzz targets (libFuzzer, built by Fuzz/run); in a plain build, a replayer of their
+        // Coverage-guided fuzz targets (libFuzzer, built by Scripts/fuzz); in a plain build, a replayer of their
         // corpora, which FuzzTests runs. Not a product.
         .executableTarget(
             name: "Fuzzers", dependencies: ["NetworkCore", "MovieDB"], path: "Tests/Fuzzers", exclude: ["Corpus", "Crashes"]),

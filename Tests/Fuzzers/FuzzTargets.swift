@@ -1,5 +1,5 @@
 // NetworkCore's coverage-guided fuzz targets: each place that reads bytes from the network or a file.
-// Built with libFuzzer (`-sanitize=fuzzer,address -D FUZZING`) by `Fuzz/run`, which picks a target with
+// Built with libFuzzer (`-sanitize=fuzzer,address -D FUZZING`) by `Scripts/fuzz`, which picks a target with
 // NETWORKCORE_FUZZ_TARGET; built without, as every test build does, it is a replayer: `Fuzzers TARGET FILE…`
 // runs each file through the target once (the seed corpora and every crash kept as a regression case).
 // A target must never crash, whatever the bytes; where it can check what it made, it does, and a wrong
@@ -74,7 +74,7 @@ enum FuzzTargets {
     }
 
     /// A `text/event-stream` body, fed whole and again cut at every point the input's first byte names:
-    /// the same events either way.
+    /// the same events either way; then the request of the next connection, and a reset.
     static func serverSentEvents(_ data: Data) {
         guard let first = data.first else { return }
         let body = data.dropFirst()
@@ -92,6 +92,15 @@ enum FuzzTargets {
         guard once == inPieces, whole.lastEventID == pieces.lastEventID else {
             fatalError("events differ when the body arrives in pieces of \(step) bytes")
         }
+        // The server's last id goes into the next connection's request: never with a line break or a NUL
+        // (no header injection). A reconnection resets the parser: nothing left of an event.
+        var request = URLRequest(url: URL(string: "http://fuzz.test/events")!)
+        whole.prepare(&request)
+        if let id = request.value(forHTTPHeaderField: "Last-Event-ID"), id.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
+            fatalError("Last-Event-ID with a line break or NUL: \(id.debugDescription)")
+        }
+        whole.reset()
+        guard !whole.isMidEvent else { fatalError("a reset parser is still in an event") }
     }
 
     /// A form whose names and values come from the input: encoded with its boundary found in none of
