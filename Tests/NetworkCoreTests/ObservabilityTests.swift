@@ -136,6 +136,42 @@ struct ObservabilityTests {
         #expect(row.phase == "sending")
         #expect(row.elapsed >= 0.3)
         #expect(stalls.first?.level == .warning)
+        let silence = try #require(stalls.first?.silence)
+        #expect(silence >= 0.3 && silence < 1.5, "\(silence)")
+        // A GET has nothing to send: the console says it waits for the answer, and how long nothing moved.
+        let line = ConsoleLogger.format(try #require(stalls.first))
+        #expect(
+            line.contains("nothing moved for \(Int((silence * 1000).rounded())) ms while waiting for the answer ("),
+            "\(line)")
+    }
+
+    @Test("a stall after bytes have come says how long nothing moved, not how long the task has run")
+    func stallAfterBytes() async throws {
+        // No threshold set, so no timer checks on its own: the test makes the one check, at a moment it
+        // knows, whatever the machine's load.
+        let logger = InMemoryLogger()
+        let transport = DrivenTransport()
+        let pool = TaskPool(configuration: .init(transport: transport, logger: logger))
+        pool.send(TestEndpoint(), id: "late") { _ in }
+        let task = try #require(pool.task(id: "late"))
+        #expect(await eventually { transport.events != nil })
+        let events = try #require(transport.events)
+        events.receive(head: DrivenTransport.head(200, ["Content-Length": "4"]))
+        for _ in 0..<4 {
+            try await Task.sleep(nanoseconds: 50_000_000)
+            events.receive(body: Data("x".utf8))
+        }
+        try await Task.sleep(nanoseconds: 150_000_000)
+        pool.checkForStall(of: task, threshold: 0.1)
+        events.finish()
+        let stall = try #require(logger.events(.stalled).first)
+        let silence = try #require(stall.silence)
+        let elapsed = try #require(stall.snapshot?.elapsed)
+        // The last byte came at least 0.2 s after the start.
+        #expect(silence >= 0.15 && elapsed - silence >= 0.19, "silence \(silence), elapsed \(elapsed)")
+        #expect(
+            ConsoleLogger.format(stall).contains(
+                "nothing moved for \(Int((silence * 1000).rounded())) ms while receiving"))
     }
 
     @Test("a body that keeps coming, a byte every 0.4 s for 5 s, is never reported stalled at a 1 s threshold")

@@ -167,11 +167,14 @@ final class PausingControl: TransportControl, @unchecked Sendable {  // `lock` g
 
 @Suite("The transport path's contract")
 struct TransportContractTests {
-    /// Ignores cancel, answers its head after `delay`, and, told the transfer is over, reports nothing more.
-    final class LateHeadTransport: Transport, @unchecked Sendable {  // `lock` guards `answers`.
+    /// Ignores cancel, answers its head once released (or after 5 s), and, told the transfer is over,
+    /// reports nothing more.
+    final class LateHeadTransport: Transport, @unchecked Sendable {  // `lock` guards `answers`, `released`.
         private let lock = NSLock()
         private var answers: [Bool] = []
+        private var released = false
         var heads: [Bool] { lock.withLock { answers } }
+        func release() { lock.withLock { released = true } }
 
         final class Deaf: TransportControl {
             func cancel() {}
@@ -179,7 +182,9 @@ struct TransportContractTests {
 
         func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
             Task.detached {
-                try? await Task.sleep(nanoseconds: 200_000_000)
+                for _ in 0..<500 where !self.lock.withLock({ self.released }) {
+                    try? await Task.sleep(nanoseconds: 10_000_000)
+                }
                 let head = HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: nil, headerFields: nil)!
                 let goOn = events.receive(head: head)
                 self.lock.withLock { self.answers.append(goOn) }
@@ -201,6 +206,7 @@ struct TransportContractTests {
             weakTask = task
             #expect(await eventually { task.phase == .sending })
             #expect(pool.cancel(id: "late"))
+            transport.release()  // the head comes after the cancel, however slow this machine is
         }
         #expect(await eventually { transport.heads == [false] })
         // The runner, resumed with the attempt's end, returns and lets go of the task.

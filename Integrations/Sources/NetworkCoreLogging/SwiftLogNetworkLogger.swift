@@ -63,6 +63,7 @@ public struct SwiftLogNetworkLogger: NetworkLogger {
         if let redirect = event.redirectURL { metadata["http.redirect_url"] = "\(redirect)" }
         if let error = event.error { metadata["error"] = "\(error)" }
         if let snapshot = event.snapshot { metadata["task.phase"] = "\(snapshot.phase)" }
+        if let silence = event.silence { metadata["task.silence_ms"] = "\(milliseconds(silence))" }
         return metadata
     }
 

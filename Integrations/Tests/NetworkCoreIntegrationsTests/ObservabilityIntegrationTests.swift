@@ -90,6 +90,25 @@ struct ObservabilityIntegrationTests {
         #expect(quiet.entries.isEmpty)
     }
 
+    @Test("a stall is a warning record with the task's phase and how long nothing moved")
+    func swiftLogStall() async throws {
+        let handler = InMemoryLogHandler()
+        var logger = Logger(label: "test") { _ in handler }
+        logger.logLevel = .warning
+        let pool = TaskPool(
+            configuration: .init(
+                transport: StubTransport(delay: 1.5) { _, _ in .json("{}") },
+                logger: SwiftLogNetworkLogger(logger: logger), stallThreshold: 0.2))
+        _ = try await pool.send(OnServer(base: Shelf.book(9, key: "k"), baseURL: "https://stub.example"), id: "slow")
+        let stall = try #require(handler.entries.first)
+        #expect(handler.entries.count == 1)
+        #expect(stall.level == .warning)
+        #expect(stall.metadata["task.event"] == "stalled")
+        #expect(stall.metadata["task.phase"] == "sending")
+        let silence = try #require(stall.metadata["task.silence_ms"].flatMap { Int($0.description) })
+        #expect(silence >= 200 && silence < 1_500, "\(silence) ms")
+    }
+
     @Test(
         "requests, durations, bytes, failures by kind, retries and tasks in flight are counted by service, method and status class"
     )

@@ -29,7 +29,8 @@ public struct TaskEvent: Sendable {
         case retrying
         /// The credential was renewed while this task waited for it.
         case credentialRefreshed
-        /// Nothing was received for the pool's stall threshold; ``TaskEvent/snapshot`` is the task's row. Once per task.
+        /// Nothing was sent or received for the pool's stall threshold (``TaskEvent/silence`` says how long);
+        /// ``TaskEvent/snapshot`` is the task's row. Once per task.
         case stalled
         /// The server answered and the response was accepted.
         case finished
@@ -83,6 +84,8 @@ public struct TaskEvent: Sendable {
     public let redirectURL: String?
     /// The task's row, for ``Kind/stalled``.
     public let snapshot: TaskSnapshot?
+    /// Seconds without a byte sent or received, for ``Kind/stalled``: the stall threshold, or a little more.
+    public let silence: TimeInterval?
     /// Where the answer came from (the network, the cache…), for ``Kind/finished`` and for a failure
     /// with a response.
     public let source: Response.Source?
@@ -102,6 +105,7 @@ public struct TaskEvent: Sendable {
         date: Date = Date(),
         duration: TimeInterval? = nil, statusCode: Int? = nil, bytesReceived: Int = 0, error: NetworkError? = nil,
         delay: TimeInterval? = nil, redirectURL: String? = nil, snapshot: TaskSnapshot? = nil,
+        silence: TimeInterval? = nil,
         source: Response.Source? = nil, response: Response? = nil
     ) {
         self.source = source
@@ -120,6 +124,7 @@ public struct TaskEvent: Sendable {
         self.delay = delay
         self.redirectURL = redirectURL
         self.snapshot = snapshot
+        self.silence = silence
     }
 
     /// The event's level: debug for started and redirected; info for finished, cancelled and
@@ -174,8 +179,13 @@ public struct ConsoleLogger: NetworkLogger {
             fields.append("to \(event.redirectURL ?? "-")")
         case .stalled:
             if let snapshot = event.snapshot {
+                // A task "sending" whose body is all handed over (or that has none) waits for the answer.
+                let sent = snapshot.progress.bytesSent >= (snapshot.progress.bytesToSend ?? .max)
+                let doing =
+                    snapshot.phase == "\(DataTask.Phase.sending)" && sent ? "waiting for the answer" : snapshot.phase
+                let quiet = event.silence.map { "\(Int(($0 * 1000).rounded())) ms" } ?? "the stall threshold"
                 fields.append(
-                    "nothing received for \(Int((snapshot.elapsed * 1000).rounded())) ms while \(snapshot.phase):")
+                    "nothing moved for \(quiet) while \(doing) (\(Int((snapshot.elapsed * 1000).rounded())) ms in):")
                 fields.append("\(snapshot.method) \(snapshot.url) \(snapshot.bytesReceived) B")
             }
         default:

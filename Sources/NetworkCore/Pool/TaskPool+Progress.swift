@@ -146,20 +146,20 @@ extension TaskPool {
     /// seconds (at least a millisecond); otherwise sets its stall check again for when that would be.
     func checkForStall(of task: DataTask, threshold: TimeInterval) {
         let limit = max(MonotonicClock.nanoseconds(threshold), 1_000_000)  // NaN too: a millisecond
-        let stalled = lock.withLock { () -> Bool in
-            guard !task.storage.hasEnded else { return false }
+        let silence = lock.withLock { () -> UInt64? in
+            guard !task.storage.hasEnded else { return nil }
             let phase = task.storage.machine.phase
             let watching = phase == .sending || phase == .receiving
             let idle = MonotonicClock.now() &- task.storage.lastProgress
             if watching, idle >= limit {
                 task.storage.stallReported = true
-                return true
+                return idle
             }
             // The next check comes when the silence would reach the threshold, which stays the same.
             setTimer(.stall, of: task, after: Double(watching ? limit - idle : limit) / 1e9, for: threshold)
-            return false
+            return nil
         }
-        if stalled { log(.stalled, task, snapshot: task.snapshot) }
+        if let silence { log(.stalled, task, snapshot: task.snapshot, silence: Double(silence) / 1e9) }
     }
 }
 

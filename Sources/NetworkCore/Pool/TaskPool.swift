@@ -593,7 +593,8 @@ public final class TaskPool: @unchecked Sendable {
 
     func log(
         _ kind: TaskEvent.Kind, _ task: DataTask, error retryError: NetworkError? = nil, delay: TimeInterval? = nil,
-        statusCode eventStatus: Int? = nil, redirectURL: String? = nil, snapshot: TaskSnapshot? = nil
+        statusCode eventStatus: Int? = nil, redirectURL: String? = nil, snapshot: TaskSnapshot? = nil,
+        silence: TimeInterval? = nil
     ) {
         guard let logger = eventLogger else { return }
         var (bytes, attempts, outcome, url) = lock.withLock {
@@ -621,7 +622,7 @@ public final class TaskPool: @unchecked Sendable {
             url: url ?? task.redactedURL,
             attempt: attempts, date: Date(), duration: kind == .started ? nil : task.elapsed,
             statusCode: statusCode, bytesReceived: bytes, error: error, delay: delay, redirectURL: redirectURL,
-            snapshot: snapshot, source: source, response: answer)
+            snapshot: snapshot, silence: silence, source: source, response: answer)
         event.task = task
         logger.log(event)
     }
