@@ -48,10 +48,17 @@ enum FuzzTargets {
         _ = try? SuccessParser().parse(data)
     }
 
-    /// A HAR file, loaded and made a replaying transport, as `HARReplayTransport(contentsOf:)` does.
+    /// A HAR file, loaded as `HARReplayTransport(contentsOf:)` loads it, then its entries replayed.
     static func har(_ data: Data) {
-        guard let archive = try? JSONDecoder().decode(HAR.self, from: data) else { return }
-        _ = HARReplayTransport(har: archive)
+        guard let transport = try? HARReplayTransport(data: data) else { return }
+        // Each of the first entries' own request, replayed: its recorded answer, or a typed error.
+        for entry in transport.entries.prefix(8) {
+            guard let url = URL(string: entry.request.url) else { continue }
+            var request = URLRequest(url: url)
+            request.httpMethod = entry.request.method
+            request.httpBody = entry.request.postData.map { Data($0.text.utf8) }
+            _ = try? transport.answer(to: request)
+        }
     }
 
     /// An endpoint whose every field comes from the input: a request, or a typed error; never a crash.
@@ -96,7 +103,9 @@ enum FuzzTargets {
         // (no header injection). A reconnection resets the parser: nothing left of an event.
         var request = URLRequest(url: URL(string: "http://fuzz.test/events")!)
         whole.prepare(&request)
-        if let id = request.value(forHTTPHeaderField: "Last-Event-ID"), id.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
+        if let id = request.value(forHTTPHeaderField: "Last-Event-ID"),
+            id.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })
+        {
             fatalError("Last-Event-ID with a line break or NUL: \(id.debugDescription)")
         }
         whole.reset()

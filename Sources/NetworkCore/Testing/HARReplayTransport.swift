@@ -16,7 +16,7 @@ import Foundation
 /// ```
 public final class HARReplayTransport: Transport, @unchecked Sendable {
     // @unchecked Sendable: `served` is guarded by `lock`; the rest is immutable.
-    private let entries: [HAR.Entry]
+    let entries: [HAR.Entry]
     private let matchingBody: Bool
     private let redactor: Redactor
     private let lock = Lock()
@@ -31,17 +31,28 @@ public final class HARReplayTransport: Transport, @unchecked Sendable {
 
     /// Replays a HAR file.
     public convenience init(contentsOf url: URL, matchingBody: Bool = false) throws {
-        let data = try Data(contentsOf: url)
+        try self.init(data: Data(contentsOf: url), matchingBody: matchingBody)
+    }
+
+    /// Replays the HAR file in `data`; JSON that Foundation's decoder would trap on is refused first.
+    convenience init(data: Data, matchingBody: Bool = false) throws {
         if let reason = JSONGuard.rejection(of: data) {
             throw DecodingFailure(type: "HAR", path: "", reason: reason)
         }
-        let har = try JSONDecoder().decode(HAR.self, from: data)
-        self.init(har: har, matchingBody: matchingBody)
+        self.init(har: try JSONDecoder().decode(HAR.self, from: data), matchingBody: matchingBody)
     }
 
     /// The recorded response for `request`, or ``HARReplayError/noMatchingEntry(method:url:entries:)``.
     public func send(_ request: URLRequest, context: TransportContext) async throws -> (Data, HTTPURLResponse) {
         try Task.checkCancellation()
+        let (data, response) = try answer(to: request)
+        context.didReceiveResponse()
+        if !data.isEmpty { context.didReceive(bytes: data.count) }
+        return (data, response)
+    }
+
+    /// The recorded answer to `request`: its body and head, or the error the recording stands for.
+    func answer(to request: URLRequest) throws -> (Data, HTTPURLResponse) {
         let method = request.httpMethod ?? "GET"
         let key = self.key(method: method, url: request.url?.absoluteString ?? "")
         let body = request.httpBody.map { String(decoding: $0, as: UTF8.self) }
@@ -70,10 +81,7 @@ public final class HARReplayTransport: Transport, @unchecked Sendable {
             let response = HTTPURLResponse(
                 url: url, statusCode: recorded.status, httpVersion: "HTTP/1.1", headerFields: headers)
         else { throw URLError(.badServerResponse) }
-        let data = recorded.content.data
-        context.didReceiveResponse()
-        if !data.isEmpty { context.didReceive(bytes: data.count) }
-        return (data, response)
+        return (recorded.content.data, response)
     }
 
     /// Method, path and sorted non-credential query pairs.
