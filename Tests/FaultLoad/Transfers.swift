@@ -123,6 +123,12 @@ func sampling<T>(
     return (result, Date().timeIntervalSince(started))
 }
 
+/// Whether the two files have the same SHA-256 (by `sha256sum`); false when either cannot be read.
+func sameSHA256(_ path: String, _ other: String) -> Bool {
+    let digest = sha256(path)
+    return !digest.isEmpty && digest == sha256(other)
+}
+
 /// The file's SHA-256 in hex, by `sha256sum`, or an empty string where it cannot be read.
 func sha256(_ path: String) -> String {
     let process = Process()
@@ -176,7 +182,7 @@ func download(_ arguments: [String]) async -> Bool {
         () throws(NetworkError) in try await pool.download(endpoint, to: destination, id: "download")
     }
     let size = (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int) ?? 0
-    let sameFile = size > 0 && sha256(destination.path) == sha256(original)
+    let sameFile = size > 0 && sameSHA256(destination.path, original)
     // A resumed answer's Content-Range: `bytes START-END/LENGTH`.
     let resumedFrom = (try? result.get())?.header("Content-Range").flatMap { range in
         Int(range.dropFirst("bytes ".count).prefix { $0 != "-" })
@@ -213,7 +219,7 @@ func upload(_ arguments: [String]) async -> Bool {
         () throws(NetworkError) in try await pool.send(endpoint, id: "upload")
     }
     let size = (try? FileManager.default.attributesOfItem(atPath: arguments[1])[.size] as? Int) ?? 0
-    let sameFile = (try? result.get()) != nil && sha256(arguments[2]) == sha256(arguments[1])
+    let sameFile = (try? result.get()) != nil && sameSHA256(arguments[2], arguments[1])
     let passed =
         sameFile && logger.events(.retrying).isEmpty && logger.events(.stalled).isEmpty
         && samples.steady(bytes: size, seconds: seconds)

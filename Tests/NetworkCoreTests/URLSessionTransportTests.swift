@@ -86,6 +86,32 @@ struct URLSessionTransportTests {
     }
 }
 
+@Suite("The session's callbacks are marked, so that no task is made on the session's own queue")
+struct SessionCallbackThreadTests {
+    @Test(
+        "inside a callback the mark is set, nested callbacks keep it, and it is gone after; other threads never see it")
+    func marker() async throws {
+        #expect(!SessionCallbackThread.isCurrent)
+        var inside: [Bool] = []
+        SessionCallbackThread.run {
+            inside.append(SessionCallbackThread.isCurrent)
+            SessionCallbackThread.run { inside.append(SessionCallbackThread.isCurrent) }
+            inside.append(SessionCallbackThread.isCurrent)
+            let elsewhere = DispatchGroup()
+            let other = Locked(true)
+            elsewhere.enter()
+            Thread.detachNewThread {
+                other.withLock { $0 = SessionCallbackThread.isCurrent }
+                elsewhere.leave()
+            }
+            elsewhere.wait()
+            inside.append(other.withLock { $0 })
+        }
+        #expect(inside == [true, true, true, false])
+        #expect(!SessionCallbackThread.isCurrent)
+    }
+}
+
 @Suite("URLSessionTransport (loopback HTTP server)")
 struct URLSessionTransportLoopbackTests {
     /// How a running task is ended in ``endingReachesTheSession(_:)``.

@@ -75,9 +75,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// the pool's deadline for the task, must not wait with it. So while other transfers of the session
     /// run, the task is made and resumed on ``control``; when none does, the queue is idle and the caller
     /// makes it itself, sparing a request sent alone the hop to another thread.
+    /// A start from one of the session's own callbacks (a transfer's end that lets a queued task run) also
+    /// goes through ``control``: on Linux those run on the session's queue, and making a task there would
+    /// wait for that queue, which libdispatch traps on ("dispatch_sync called on queue already owned").
     func start(_ request: URLRequest, body: RequestBody, in session: URLSession, events: TransportEvents) -> Entry {
         let entry = Entry(body: body, events: events, delegate: self)
-        if tasks.withLock({ $0.isEmpty }) {
+        if !SessionCallbackThread.isCurrent, tasks.withLock({ $0.isEmpty }) {
             send(request, for: entry, in: session)
         } else {
             control.async { [self] in send(request, for: entry, in: session) }
@@ -280,5 +283,27 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         } else {
             entry.events.finish()
         }
+    }
+}
+
+/// Marks the threads that are running one of a session's delegate callbacks. With ``URLSessionTransport``'s
+/// inline delegate queue (Linux), a callback runs on FoundationNetworking's own queue, where making or
+/// resuming a task, which waits for that queue, would trap.
+enum SessionCallbackThread {
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// Whether the current thread is inside ``run(_:)``.
+    static var isCurrent: Bool { pthread_getspecific(key) != nil }
+
+    /// Runs `body` marked as a callback of the session.
+    static func run(_ body: () -> Void) {
+        let outer = pthread_getspecific(key)
+        pthread_setspecific(key, UnsafeRawPointer(bitPattern: 1))
+        defer { pthread_setspecific(key, outer) }
+        body()
     }
 }

@@ -57,16 +57,18 @@ final class DownloadFile: @unchecked Sendable {
     /// The bytes written so far.
     var written: Int { state.withLock { $0.written } }
 
-    /// The bytes the next attempt keeps: those written, when it will ask for the rest (see ``resumeHeaders``).
-    var keptBytes: Int { state.withLock { $0.validator == nil ? 0 : $0.written } }
+    /// Where the next attempt resumes, when some was written and the server named a validator: the bytes
+    /// kept, and the validator for `If-Range`; else `nil` (the next attempt starts over).
+    private var resumePoint: (kept: Int, validator: String)? {
+        state.withLock { state in state.written > 0 ? state.validator.map { (state.written, $0) } : nil }
+    }
 
-    /// `Range` and `If-Range` to ask for the rest of the body, when some was written and the server named
-    /// a validator; else `nil` (the next attempt starts over).
+    /// The bytes the next attempt keeps: those written, when it will ask for the rest.
+    var keptBytes: Int { resumePoint?.kept ?? 0 }
+
+    /// `Range` and `If-Range` to ask for the rest of the body, or `nil` when the next attempt starts over.
     var resumeHeaders: [String: String]? {
-        state.withLock { state in
-            guard state.written > 0, let validator = state.validator else { return nil }
-            return ["Range": "bytes=\(state.written)-", "If-Range": validator]
-        }
+        resumePoint.map { ["Range": "bytes=\($0.kept)-", "If-Range": $0.validator] }
     }
 
     /// An accepted answer begins: a 206 whose range starts where the file ends continues it; anything

@@ -96,7 +96,7 @@ public final class URLSessionTransport: Transport {
         }
 
         override func addOperation(_ block: @escaping @Sendable () -> Void) {
-            block()
+            SessionCallbackThread.run(block)
         }
     }
 #endif
