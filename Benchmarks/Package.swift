@@ -20,8 +20,10 @@ let package = Package(
                 .product(name: "NetworkCoreNIO", package: "NetworkCoreIntegrations"),
                 .product(name: "NetworkCoreInspector", package: "NetworkCoreIntegrations"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                "AllocatedBytes",
+                "AllocatedBytes", "ResidentMemory",
             ]),
+        // The process's resident memory, read the same way by the benchmarks and the soak.
+        .target(name: "ResidentMemory"),
         .target(name: "AllocatedBytes"),
         // N sends through a stub and nothing else, for counting their cost with outside tools (perf).
         .executableTarget(name: "SendLoop", dependencies: [.product(name: "NetworkCore", package: "NetworkCore")]),
@@ -40,6 +42,7 @@ let package = Package(
                 .product(name: "NetworkCore", package: "NetworkCore"),
                 .product(name: "FoundationNetworkingFixes", package: "NetworkCore"),
                 .product(name: "NetworkCoreAsyncHTTPClient", package: "NetworkCoreIntegrations"),
+                "ResidentMemory",
             ]),
         // Server-Sent Events through the parser, with what the allocator is asked for per event.
         .target(name: "AllocationCounter"),

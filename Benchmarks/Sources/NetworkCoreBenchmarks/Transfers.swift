@@ -7,6 +7,7 @@ import NIOCore
 import NetworkCore
 import NetworkCoreAsyncHTTPClient
 import NetworkCoreNIO
+import ResidentMemory
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -82,12 +83,6 @@ func peakResident<T>(during body: () async throws -> T) async rethrows -> (T, pe
     running.withLock { $0 = false }
     let resident = currentResident()
     return (value, peak.withLock { max($0, resident) })
-}
-
-/// Resident bytes now, from /proc/self/statm, without trimming the heap first.
-func currentResident() -> Int {
-    let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
-    return (statm.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 
 /// A value behind a lock.

@@ -5,6 +5,7 @@ import Foundation
 import NetworkCore
 import NetworkCoreAsyncHTTPClient
 import NetworkCoreNIO
+import ResidentMemory
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -449,13 +450,6 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
         paired.forEach { print($0) }
     }
     return rows
-}
-
-/// Resident bytes after returning free heap pages to the system.
-func residentBytes() -> Int {
-    typealias Trim = @convention(c) (Int) -> Int32
-    if let symbol = dlsym(nil, "malloc_trim") { _ = unsafeBitCast(symbol, to: Trim.self)(0) }
-    return currentResident()
 }
 
 /// How much the process keeps after many requests: raw URLSession first, then NetworkCore over it,

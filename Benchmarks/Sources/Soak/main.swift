@@ -14,12 +14,10 @@ import Foundation
 import FoundationNetworkingFixes
 import NetworkCore
 import NetworkCoreAsyncHTTPClient
+import ResidentMemory
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
-#endif
-#if canImport(Glibc)
-    import Glibc
 #endif
 
 struct Small: Decodable, Sendable {
@@ -30,19 +28,6 @@ struct Small: Decodable, Sendable {
 struct Document: Endpoint {
     let baseURL: String
     let path: String
-}
-
-/// Resident bytes now (`/proc/self/statm`).
-func resident() -> Int {
-    let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
-    return (statm.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
-}
-
-/// Resident bytes after returning free heap pages to the system.
-func residentTrimmed() -> Int {
-    typealias Trim = @convention(c) (Int) -> Int32
-    if let symbol = dlsym(nil, "malloc_trim") { _ = unsafeBitCast(symbol, to: Trim.self)(0) }
-    return resident()
 }
 
 /// Writes a line to the standard output at once (a pipe would hold `print`'s until the end).
@@ -109,8 +94,8 @@ await withTaskGroup(of: Bool.self) { group in
         if launched < total { launch() }
         if done % step == 0 {
             let entry = Step(
-                requests: done, seconds: Date().timeIntervalSince(started), resident: resident(),
-                trimmed: residentTrimmed())
+                requests: done, seconds: Date().timeIntervalSince(started), resident: currentResident(),
+                trimmed: residentBytes())
             steps.append(entry)
             emit(
                 "{\"client\":\"\(client)\",\"requests\":\(entry.requests),\"seconds\":\(String(format: "%.1f", entry.seconds)),"

@@ -54,9 +54,6 @@ final class DownloadFile: @unchecked Sendable {
         }
     }
 
-    /// The bytes written so far.
-    var written: Int { state.withLock { $0.written } }
-
     /// Where the next attempt resumes, when some was written and the server named a validator: the bytes
     /// kept, and the validator for `If-Range`; else `nil` (the next attempt starts over).
     private var resumePoint: (kept: Int, validator: String)? {
