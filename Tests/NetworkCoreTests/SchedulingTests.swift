@@ -360,6 +360,8 @@ struct HostKeyTests {
             ("http://host.example#x@y", "http://host.example:80"),
             ("HTTPS://API.Example.COM/", "https://api.example.com:443"),
             ("http://host.example:80/", "http://host.example:80"),
+            ("wss://h.example", "wss://h.example:443"), ("WS://h.example:65535/", "ws://h.example:65535"),
+            ("http://h.example:0/", "http://h.example:0"), ("ftp://files.example/x", "ftp://files.example:-1"),
         ])
     func hostKeys(url: String, key: String) {
         #expect(URLParts.origin(of: URL(string: url)) == key)

@@ -4,6 +4,14 @@ import Foundation
     import FoundationNetworking
 #endif
 
+/// What is wrong with an endpoint's base URL and path.
+private enum URLProblem {
+    /// The base URL's, with the reason.
+    case base(String)
+    /// A `.` or `..` segment, as written, in the base URL's path or the path.
+    case dotSegment(String)
+}
+
 extension Endpoint {
     /// Base URL and path joined by one `/`, as a request is built from them, for error messages.
     var urlString: String {
@@ -70,9 +78,12 @@ extension Endpoint {
 
     private func validatedURL() throws(NetworkError) -> URL {
         var base = baseURL.trimmingWhitespace()
-        if let problem = base.withUTF8(Self.problem(ofBase:)) { throw .invalidEndpoint(url: base, reason: problem) }
-        let path = path.trimmingWhitespace()
-        if let segment = Self.dotSegment(in: URLParts.split(head: base).path) ?? Self.dotSegment(in: path[...]) {
+        var path = path.trimmingWhitespace()
+        // Read from the bytes, without making strings: every send builds its URL here.
+        switch base.withUTF8({ base in path.withUTF8 { Self.problem(ofBase: base, path: $0) } }) {
+        case .none: break
+        case .base(let reason): throw .invalidEndpoint(url: base, reason: reason)
+        case .dotSegment(let segment):
             // A `..` would be resolved on the way (`files/../../admin` reaches `/admin`): the request would go
             // somewhere the endpoint does not name. Names taken from input belong in a path encoded as data.
             throw .invalidEndpoint(
@@ -85,43 +96,46 @@ extension Endpoint {
         return url
     }
 
-    /// The first `.` or `..` segment (also written `%2e`) in `path`, up to any `?`.
-    static func dotSegment(in path: Substring) -> String? {
-        var bytes = path.utf8[...]
-        bytes = bytes[..<(bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex)]
-        // One pass without allocating: only a segment of at most 6 bytes that starts with `.` or `%` is looked at.
-        var start = bytes.startIndex
-        while start <= bytes.endIndex {
-            let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
-            let segment = bytes[start..<end]
-            if segment.count <= 6, let first = segment.first, first == UInt8(ascii: ".") || first == UInt8(ascii: "%") {
-                let text = String(decoding: segment, as: UTF8.self)
-                let decoded = text.lowercased().replacingOccurrences(of: "%2e", with: ".")
-                if decoded == "." || decoded == ".." { return text }
-            }
-            guard end < bytes.endIndex else { break }
-            start = bytes.index(after: end)
-        }
-        return nil
-    }
-
-    /// What is wrong with a base URL, or `nil`: it needs a scheme (a letter, then letters, digits, `+`,
-    /// `-` or `.`) ending in `://`, no query or fragment, and a host after any user info (`user@`) and
-    /// before any port. Read from the bytes, without making a string.
-    private static func problem(ofBase bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    /// What is wrong with a base URL and a path, or `nil`. The base URL needs a scheme (a letter, then
+    /// letters, digits, `+`, `-` or `.`) ending in `://`, no query or fragment, and a host after any user
+    /// info (`user@`) and before any port; neither its path nor `path` may have a dot segment.
+    private static func problem(
+        ofBase bytes: UnsafeBufferPointer<UInt8>, path: UnsafeBufferPointer<UInt8>
+    ) -> URLProblem? {
         let slash = UInt8(ascii: "/")
         guard let separator = URLParts.schemeSeparator(in: bytes), separator > 0, isLetter(bytes[0]),
             bytes[..<separator].allSatisfy(isSchemeByte)
         else {
-            return "the base URL needs a scheme such as https://"
+            return .base("the base URL needs a scheme such as https://")
         }
         guard !bytes.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else {
-            return "the base URL must not carry a query or fragment; put them in the path or task"
+            return .base("the base URL must not carry a query or fragment; put them in the path or task")
         }
         let authority = separator + 3
         let authorityEnd = bytes[authority...].firstIndex(of: slash) ?? bytes.count
         let host = bytes[authority..<authorityEnd].lastIndex(of: UInt8(ascii: "@")).map { $0 + 1 } ?? authority
-        guard host < authorityEnd, bytes[host] != UInt8(ascii: ":") else { return "the base URL has no host" }
+        guard host < authorityEnd, bytes[host] != UInt8(ascii: ":") else { return .base("the base URL has no host") }
+        let segment = dotSegment(in: UnsafeBufferPointer(rebasing: bytes[authorityEnd...])) ?? dotSegment(in: path)
+        return segment.map(URLProblem.dotSegment)
+    }
+
+    /// The first `.` or `..` segment (also written `%2e`) in `path`, up to any `?`.
+    static func dotSegment(in path: UnsafeBufferPointer<UInt8>) -> String? {
+        let slash = UInt8(ascii: "/")
+        var end = 0
+        while end < path.count, path[end] != UInt8(ascii: "?") { end += 1 }
+        // One pass without allocating: only a segment of at most 6 bytes that starts with `.` or `%` is looked at.
+        var start = 0
+        while start <= end {
+            var stop = start
+            while stop < end, path[stop] != slash { stop += 1 }
+            if stop > start, stop - start <= 6, path[start] == UInt8(ascii: ".") || path[start] == UInt8(ascii: "%") {
+                let text = String(decoding: UnsafeBufferPointer(rebasing: path[start..<stop]), as: UTF8.self)
+                let decoded = text.lowercased().replacingOccurrences(of: "%2e", with: ".")
+                if decoded == "." || decoded == ".." { return text }
+            }
+            start = stop + 1
+        }
         return nil
     }
 

@@ -80,38 +80,61 @@ struct URLParts {
         for index in hostStart..<end where bytes[index] == UInt8(ascii: "@") { hostStart = index + 1 }
         // A port follows the last `:`, unless that `:` is inside an IPv6 literal's brackets.
         var hostEnd = end
-        var port: Int?
+        var writtenPort: Int?
         var index = end - 1
         while index >= hostStart, bytes[index] != UInt8(ascii: ":"), bytes[index] != UInt8(ascii: "]") { index -= 1 }
         if index >= hostStart, bytes[index] == UInt8(ascii: ":") {
             hostEnd = index
-            let digits = bytes[(index + 1)..<end]
-            if !digits.isEmpty, digits.count <= 9, digits.allSatisfy({ (0x30...0x39).contains($0) }) {
-                port = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+            let digits = end - index - 1
+            if digits > 0, digits <= 9, bytes[(index + 1)..<end].allSatisfy({ (0x30...0x39).contains($0) }) {
+                writtenPort = bytes[(index + 1)..<end].reduce(0) { $0 * 10 + Int($1 - 0x30) }
             }
         }
         guard hostEnd > hostStart else { return nil }
-        func lowered(_ byte: UInt8) -> UInt8 { (0x41...0x5a).contains(byte) ? byte | 0x20 : byte }
-        let scheme = bytes[..<separator]
-        func isScheme(_ name: String) -> Bool {
-            scheme.count == name.utf8.count && zip(scheme, name.utf8).allSatisfy { lowered($0) == $1 }
+        let port = writtenPort ?? defaultPort(ofScheme: UnsafeBufferPointer(rebasing: bytes[..<separator]))
+        // Written as `String(port)` would write it, `-1` included.
+        var digitCount = 1
+        var rest = port.magnitude / 10
+        while rest > 0 {
+            digitCount += 1
+            rest /= 10
         }
-        let defaultPort = isScheme("https") || isScheme("wss") ? 443 : isScheme("http") || isScheme("ws") ? 80 : -1
-        let portText = String(port ?? defaultPort).utf8
+        let portLength = (port < 0 ? 1 : 0) + digitCount
         // Written straight into the string's storage: one allocation, where an array and a string were two.
-        return String(unsafeUninitializedCapacity: separator + 4 + hostEnd - hostStart + portText.count) { out in
+        return String(unsafeUninitializedCapacity: separator + 4 + hostEnd - hostStart + portLength) { out in
             var count = 0
             func append(_ byte: UInt8) {
                 out[count] = byte
                 count += 1
             }
-            for byte in scheme { append(lowered(byte)) }
+            for index in 0..<separator { append(lowered(bytes[index])) }
             for byte in "://".utf8 { append(byte) }
             for index in hostStart..<hostEnd { append(lowered(bytes[index])) }
             append(UInt8(ascii: ":"))
-            for byte in portText { append(byte) }
+            if port < 0 { append(UInt8(ascii: "-")) }
+            count += digitCount
+            var value = port.magnitude
+            for position in stride(from: count - 1, through: count - digitCount, by: -1) {
+                out[position] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+            }
             return count
         }
+    }
+
+    /// An ASCII letter in lower case; any other byte as it is.
+    private static func lowered(_ byte: UInt8) -> UInt8 { (0x41...0x5a).contains(byte) ? byte | 0x20 : byte }
+
+    /// The port a scheme's URLs use when they name none: 443 for `https` and `wss`, 80 for `http` and
+    /// `ws`, -1 for any other; the scheme compared without regard to case.
+    private static func defaultPort(ofScheme scheme: UnsafeBufferPointer<UInt8>) -> Int {
+        func isScheme(_ name: StaticString) -> Bool {
+            guard scheme.count == name.utf8CodeUnitCount else { return false }
+            let name = name.utf8Start
+            for index in 0..<scheme.count where lowered(scheme[index]) != name[index] { return false }
+            return true
+        }
+        return isScheme("https") || isScheme("wss") ? 443 : isScheme("http") || isScheme("ws") ? 80 : -1
     }
 
     /// Where the first `://` ends.
