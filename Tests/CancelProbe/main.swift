@@ -5,9 +5,10 @@
 // `id` (`cancel(id:)` after a completion-handler send), `replace` (a send under the same id with
 // `DuplicatePolicy.replace`), `deadline` (a resource timeout), `all` (`cancelAll()`), `retry` (`cancel(id:)`
 // while an interceptor retries), `retry-after` (`cancel(id:)` while `RetryPolicy(maximumRetryAfter: .infinity)`
-// waits for a `Retry-After` in the year 9999, which once trapped converting the wait). Each send is cancelled after one of a cycle of waits, from none (before
-// the transfer is resumed) to after the answer. Prints one line of counts and exits 0 when every send
-// ended exactly once and no task is left; 1 otherwise.
+// waits for a `Retry-After` in the year 9999, which once trapped converting the wait). Each send is
+// cancelled after one of a cycle of waits, from none (before the transfer is resumed) to after the answer.
+// Prints one line of counts and exits 0 when every send ended exactly once and no task is left; 1 otherwise.
+// Three more ways test other things in a process of their own: `dequeue`, `cache-crash` and `ipv6` (below).
 import Foundation
 import LoopbackServer
 import NetworkCore
@@ -62,7 +63,9 @@ final class Tally: @unchecked Sendable {  // `lock` guards every field.
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let count = Int(arguments[2]), count > 0 else {
-    FileHandle.standardError.write(Data("usage: cancel-probe task|id|replace|deadline|all|retry COUNT\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: cancel-probe task|id|replace|deadline|all|retry|retry-after|dequeue|cache-crash|ipv6 COUNT\n".utf8)
+    )
     exit(2)
 }
 let way = arguments[1]
@@ -107,6 +110,44 @@ if way == "ipv6" {
     print("ipv6=\(outcome) requests=\(server.requests.count)")
     server.stop()
     exit(0)
+}
+if way == "dequeue" {
+    // Not a cancel of the send itself: COUNT rounds in which a queued send starts on FoundationNetworking's
+    // own queue. A pool that runs one task at a time sends A; a second caller joins A; B waits in the queue.
+    // The first caller of A is cancelled before A's answer, so that the answer, with no caller waiting to
+    // finish it, ends A on the session's queue, and B leaves the queue there. Making B's URLSessionTask on
+    // that queue would trap (libdispatch: "dispatch_sync called on queue already owned by current
+    // thread"). Prints the counts and exits 0 when every B and every joined A succeeded.
+    let server = try LoopbackServer(port: 0, recordsRequests: false) { request in
+        request.url?.path == "/a" ? .delayed(0.03, .json("{}")) : .respond(.json("{}"))
+    }
+    let pool = TaskPool(configuration: .init(duplicatePolicy: .join, maximumConcurrentTasks: 1))
+    var joined = 0
+    var queued = 0
+    var failures: [String] = []
+    for round in 0..<count {
+        let first = Task { await pool.sendResult(Get(baseURL: server.baseURL, path: "a"), id: "a\(round)") }
+        // Bounded: until A runs.
+        for _ in 0..<1_000 where pool.task(id: "a\(round)") == nil { try? await Task.sleep(nanoseconds: 1_000_000) }
+        let second = Task { await pool.sendResult(Get(baseURL: server.baseURL, path: "a"), id: "a\(round)") }
+        let third = Task { await pool.sendResult(Get(baseURL: server.baseURL, path: "b"), id: "b\(round)") }
+        for _ in 0..<1_000 where pool.queuedCount == 0 { try? await Task.sleep(nanoseconds: 1_000_000) }
+        first.cancel()
+        switch await second.value {
+        case .success: joined += 1
+        case .failure(let error): failures.append("joined A \(round): \(error)")
+        }
+        switch await third.value {
+        case .success: queued += 1
+        case .failure(let error): failures.append("queued B \(round): \(error)")
+        }
+        _ = await first.value
+    }
+    print(
+        "way=dequeue rounds=\(count) joinedSucceeded=\(joined) queuedSucceeded=\(queued)"
+            + (failures.isEmpty ? "" : " failures=\(failures.prefix(3))"))
+    server.stop()
+    exit(joined == count && queued == count ? 0 : 1)
 }
 let body = StubResponse(body: Data(repeating: 0x61, count: 4_096))
 let server = try LoopbackServer(port: 0, recordsRequests: false) { request in

@@ -44,6 +44,8 @@ public final class LoopbackServer: @unchecked Sendable {
     private var stopped = false
     private var received: [URLRequest] = []
     private var clients: Set<Int32> = []
+    /// After ``stop()``: a socket bound to the port, not listening (see there), or -1.
+    private var placeholder: Int32 = -1
     private let recordsRequests: Bool
     private let keepsAlive: Bool
     private let ipv6: Bool
@@ -73,44 +75,11 @@ public final class LoopbackServer: @unchecked Sendable {
         self.recordsRequests = recordsRequests
         self.keepsAlive = keepsAlive
         self.ipv6 = ipv6
-        #if os(Linux)
-            let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-            let fd = socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard fd >= 0 else { throw StartError(description: "socket: errno \(errno)") }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var bound = false
-        var boundPort: UInt16 = 0
-        if ipv6 {
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            address.sin6_port = requestedPort.bigEndian
-            address.sin6_addr = in6addr_loopback
-            var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-            bound = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                    bind(fd, address, length) == 0 && listen(fd, 256) == 0 && getsockname(fd, address, &length) == 0
-                }
-            }
-            boundPort = UInt16(bigEndian: address.sin6_port)
-        } else {
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = requestedPort.bigEndian
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            bound = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                    bind(fd, address, length) == 0 && listen(fd, 256) == 0 && getsockname(fd, address, &length) == 0
-                }
-            }
-            boundPort = UInt16(bigEndian: address.sin_port)
-        }
-        guard bound else {
-            close(fd)
-            throw StartError(description: "bind/listen on \(ipv6 ? "::1" : "127.0.0.1"): errno \(errno)")
+        let fd = Self.makeSocket(ipv6: ipv6)
+        guard fd >= 0, let boundPort = Self.bindLoopback(fd, port: requestedPort, ipv6: ipv6, listening: true) else {
+            let error = errno
+            if fd >= 0 { close(fd) }
+            throw StartError(description: "bind/listen on \(ipv6 ? "::1" : "127.0.0.1"): errno \(error)")
         }
         port = boundPort
         listener = fd
@@ -118,7 +87,52 @@ public final class LoopbackServer: @unchecked Sendable {
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        if placeholder >= 0 { close(placeholder) }
+    }
+
+    /// A TCP socket with `SO_REUSEADDR`, or -1.
+    private static func makeSocket(ipv6: Bool) -> Int32 {
+        #if os(Linux)
+            let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let fd = socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { return -1 }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        return fd
+    }
+
+    /// Binds `fd` to the loopback address at `port` (0 for a free one) and, if `listening`, listens;
+    /// returns the port, or `nil` if a call failed (`errno` says why).
+    private static func bindLoopback(_ fd: Int32, port: UInt16, ipv6: Bool, listening: Bool) -> UInt16? {
+        func bound(_ address: UnsafeMutablePointer<sockaddr>, _ length: inout socklen_t) -> Bool {
+            bind(fd, address, length) == 0 && (!listening || listen(fd, 256) == 0)
+                && getsockname(fd, address, &length) == 0
+        }
+        if ipv6 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = port.bigEndian
+            address.sin6_addr = in6addr_loopback
+            var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            let ok = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bound($0, &length) }
+            }
+            return ok ? UInt16(bigEndian: address.sin6_port) : nil
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bound($0, &length) }
+        }
+        return ok ? UInt16(bigEndian: address.sin_port) : nil
+    }
 
     /// `http://127.0.0.1:<port>`, or `http://[::1]:<port>` for an IPv6 server.
     public var baseURL: String { ipv6 ? "http://[::1]:\(port)" : "http://127.0.0.1:\(port)" }
@@ -142,6 +156,17 @@ public final class LoopbackServer: @unchecked Sendable {
         guard first else { return }
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
+        // The port stays this server's, bound but not listening, until it is released: a connection is
+        // refused as before, and no other server of the test run is given the port meanwhile (a test that
+        // stops its server to see a request fail would otherwise reach that other server).
+        let reserved = Self.makeSocket(ipv6: ipv6)
+        if reserved >= 0 {
+            if Self.bindLoopback(reserved, port: port, ipv6: ipv6, listening: false) != nil {
+                lock.withLock { placeholder = reserved }
+            } else {
+                close(reserved)
+            }
+        }
         if keepsAlive { for client in lock.withLock({ clients }) { shutdown(client, Int32(SHUT_RD)) } }
     }
 

@@ -33,4 +33,13 @@ struct EarlyCancelTests {
         let stopped = Int(fields[way == "deadline" ? "failed" : "cancelled"] ?? "") ?? 0
         #expect(stopped > count / 2, "\(line)")
     }
+
+    @Test("a queued send that leaves the queue on the session's own queue starts there without a crash")
+    func dequeuedOnTheSessionQueue() async throws {
+        let rounds = isSlowRun ? 20 : 100
+        let run = try await ChildProcess.run("CancelProbe", ["dequeue", String(rounds)], timeout: 300)
+        #expect(run.status == 0, "cancel-probe dequeue exited \(run.status): \(run.errors.suffix(600))")
+        let line = try #require(run.output.split(separator: "\n").last { $0.hasPrefix("way=dequeue") })
+        #expect(line == "way=dequeue rounds=\(rounds) joinedSucceeded=\(rounds) queuedSucceeded=\(rounds)")
+    }
 }

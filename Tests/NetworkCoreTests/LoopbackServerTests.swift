@@ -125,4 +125,36 @@ struct LoopbackServerTests {
         #expect(answer.closed)
         #expect(server.requests.count == 1)
     }
+
+    @Test("stopped: connections are refused, and the port is no other server's until this one is released")
+    func stoppedKeepsItsPort() async throws {
+        var server: LoopbackServer? = try LoopbackServer(faults: Self.reply)
+        let port = try #require(server?.port)
+        server?.stop()
+        #expect(throws: URLError.self) { try RawConnection(port: port) }
+        // Bound by the stopped server (not listening), the port cannot be bound again without sharing it.
+        #expect(Self.bindsWithoutSharing(port: port) == false)
+        // Released once its accepting thread, which holds it, has seen the stop.
+        server = nil
+        #expect(await eventually(within: 5) { Self.bindsWithoutSharing(port: port) })
+    }
+
+    /// Whether a socket without `SO_REUSEADDR` can bind 127.0.0.1:`port` (then it is closed again).
+    static func bindsWithoutSharing(port: UInt16) -> Bool {
+        #if os(Linux)
+            let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let fd = Darwin.socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
 }
