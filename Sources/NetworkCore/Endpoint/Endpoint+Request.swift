@@ -120,7 +120,7 @@ extension Endpoint {
     }
 
     /// The first `.` or `..` segment (also written `%2e`) in `path`, up to any `?`.
-    static func dotSegment(in path: UnsafeBufferPointer<UInt8>) -> String? {
+    private static func dotSegment(in path: UnsafeBufferPointer<UInt8>) -> String? {
         let slash = UInt8(ascii: "/")
         var end = 0
         while end < path.count, path[end] != UInt8(ascii: "?") { end += 1 }
