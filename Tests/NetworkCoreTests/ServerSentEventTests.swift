@@ -3,6 +3,10 @@ import Testing
 
 @testable import NetworkCore
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 @Suite("Server-Sent Events parsing (WHATWG)")
 struct ServerSentEventTests {
     /// Bytes as they come, and the events they make.
@@ -58,6 +62,40 @@ struct ServerSentEventTests {
         #expect(!parser.isMidEvent)
         #expect(parser.lastEventID == "4")
         #expect(parser.decode(Data("data: b\n\n".utf8)) == [ServerSentEvent(data: "b", id: "4")])
+    }
+
+    @Test(
+        "only a text/event-stream answer is parsed: its media type in any case, parameters aside; a 204 ends it",
+        arguments: [
+            (200, "text/event-stream", true),
+            (200, "Text/Event-Stream; charset=utf-8", true),
+            (200, " text/event-stream ;charset=utf-8", true),
+            (200, "\ttext/event-stream", true),
+            (201, "text/event-stream", true),
+            (204, nil, true),
+            (200, nil, false),
+            (200, "", false),
+            (200, "application/json", false),
+            (200, "text/event-streams", false),
+            (200, "text/plain; text/event-stream", false),
+        ] as [(Int, String?, Bool)])
+    func acceptsOnlyEventStreams(status: Int, contentType: String?, accepted: Bool) throws {
+        let head = try #require(
+            HTTPURLResponse(
+                url: URL(string: "http://127.0.0.1/events")!, statusCode: status, httpVersion: "HTTP/1.1",
+                headerFields: contentType.map { ["Content-Type": $0] } ?? [:]))
+        do {
+            try ServerSentEventParser.accept(head)
+            #expect(accepted, "\(status) \(contentType ?? "none") was accepted")
+        } catch {
+            #expect(!accepted, "\(status) \(contentType ?? "none") was refused")
+            guard case .decodingFailed(let failure) = error else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(failure.type == "ServerSentEvent")
+            #expect(failure.reason.contains(contentType.map { $0.isEmpty ? "\"\"" : $0 } ?? "no Content-Type"))
+        }
     }
 
     @Test("lines split at LF, CRLF and CR, across chunks; a last line without a break comes at the end")

@@ -110,7 +110,7 @@ struct TransferFaultTests {
         let body = BodyStream(decoder: RawChunks(), highWater: 100)
         let control = PausingControl()
         body.attach(control)
-        body.begin(
+        try body.begin(
             HTTPURLResponse(
                 url: URL(string: "https://example.com")!, statusCode: 200, httpVersion: nil, headerFields: nil)!)
         for _ in 0..<5 { body.receive(Data(repeating: 1, count: 40)) }

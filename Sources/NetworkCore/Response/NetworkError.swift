@@ -37,7 +37,8 @@ public enum NetworkError: Error, Sendable {
     case httpStatus(Response)
     /// The server answered with an accepted status but its body says the call failed.
     case serverRefused(Response)
-    /// The body could not be decoded into the model.
+    /// The body could not be decoded into the model, or an event stream's answer was not
+    /// `text/event-stream` (``TaskPool/events(_:id:)``).
     case decodingFailed(DecodingFailure)
     /// A task with this id is already running and the pool's ``DuplicatePolicy`` refused another.
     case duplicateTask(id: String)

@@ -19,9 +19,12 @@ protocol ChunkDecoder: Sendable {
     var reconnectionDelay: TimeInterval? { get }
     /// Whether the body ended in the middle of an element, which is then lost.
     var isMidElement: Bool { get }
+    /// Checks an accepted head before its body is decoded: throws when the body cannot be these elements.
+    static func accept(_ head: HTTPURLResponse) throws(NetworkError)
 }
 
 extension ChunkDecoder {
+    static func accept(_ head: HTTPURLResponse) throws(NetworkError) {}
     static var reconnects: Bool { false }
     var isMidElement: Bool { false }
     func prepare(_ request: inout URLRequest) {}
@@ -64,7 +67,8 @@ final class BodyStream<Decoder: ChunkDecoder>: StreamSink, @unchecked Sendable {
         lowWater = max(1, highWater / 4)
     }
 
-    func begin(_ head: HTTPURLResponse) {
+    func begin(_ head: HTTPURLResponse) throws(NetworkError) {
+        try Decoder.accept(head)
         let waiter = state.withLock { state in
             state.head = head
             state.decoder.reset()

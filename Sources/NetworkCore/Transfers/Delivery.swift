@@ -77,8 +77,9 @@ enum Delivery: Sendable {
 
 /// Receives a streamed body: the consumer's side of a ``Delivery/stream(_:)``.
 protocol StreamSink: AnyObject, Sendable {
-    /// An accepted head arrived (again, after a reconnection).
-    func begin(_ head: HTTPURLResponse)
+    /// An accepted head arrived (again, after a reconnection); throws when its body cannot be streamed as
+    /// asked (an event stream's answer that is not `text/event-stream`), which fails the attempt.
+    func begin(_ head: HTTPURLResponse) throws(NetworkError)
     /// Body bytes arrived.
     func receive(_ data: Data)
     /// The transfer's control, to pause and resume it as the consumer keeps up.

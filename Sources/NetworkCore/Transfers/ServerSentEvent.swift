@@ -55,6 +55,26 @@ struct ServerSentEventParser: ChunkDecoder {
 
     static var reconnects: Bool { true }
 
+    /// An answer whose media type is not `text/event-stream` (parameters aside, in any case), or that names
+    /// none, is not an event stream: the standard fails the connection then, so it is not parsed, and a
+    /// retry policy does not connect again. A 204 carries no body and ends the stream, whatever it names.
+    static func accept(_ head: HTTPURLResponse) throws(NetworkError) {
+        guard head.statusCode != 204 else { return }
+        let contentType = head.value(forHTTPHeaderField: "Content-Type")
+        if let contentType, isEventStream(contentType) { return }
+        let named = contentType.map { "its Content-Type is \"\($0.prefix(100))\"" } ?? "it has no Content-Type"
+        throw .decodingFailed(
+            DecodingFailure(
+                type: "ServerSentEvent", path: "",
+                reason: "the answer is not an event stream: \(named), not text/event-stream"))
+    }
+
+    /// Whether a `Content-Type` value's media type is `text/event-stream`.
+    static func isEventStream(_ contentType: String) -> Bool {
+        let essence = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        return essence.trimmingCharacters(in: CharacterSet(charactersIn: " \t")).lowercased() == "text/event-stream"
+    }
+
     /// `Accept: text/event-stream`, `Cache-Control: no-store`, and `Last-Event-ID` once an id was received.
     func prepare(_ request: inout URLRequest) {
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")

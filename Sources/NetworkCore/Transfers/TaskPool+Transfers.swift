@@ -58,7 +58,9 @@ extension TaskPool {
     /// connect again, as for any retry (a ``RetryPolicy`` among them retries a lost connection); the next
     /// attempt sends `Last-Event-ID` with the last id received and waits the reconnection time the server
     /// asked for with `retry:`, if any, instead of the policy's delay. An event left unfinished by a drop
-    /// is dropped, as the standard says; a status 204 ends the stream for good.
+    /// is dropped, as the standard says; a status 204 ends the stream for good. An answer that is not
+    /// `text/event-stream` is not an event stream: it fails with ``NetworkError/decodingFailed(_:)``, and a
+    /// ``RetryPolicy`` does not connect again.
     /// ```swift
     /// for try await event in try await pool.events(Feed.live) where event.event == "price" {
     ///     print(event.data)

@@ -113,14 +113,15 @@ public final class TransportEvents: @unchecked Sendable {
         if !delivery.isMemory, case .attempt(let pool, _, _, _) = owner,
             pool.configuration.validation.acceptableStatusCodes.contains(response.statusCode)
         {
-            switch delivery {
-            case .memory: break
-            case .file(let file):
-                do throws(NetworkError) { try file.begin(response) } catch {
-                    end(.failure(error))
-                    return false
+            do throws(NetworkError) {
+                switch delivery {
+                case .memory: break
+                case .file(let file): try file.begin(response)
+                case .stream(let sink): try sink.begin(response)
                 }
-            case .stream(let sink): sink.begin(response)
+            } catch {
+                end(.failure(error))
+                return false
             }
             delivering = true
             head = response

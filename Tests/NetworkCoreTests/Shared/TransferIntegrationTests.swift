@@ -329,6 +329,68 @@ struct LoopbackTransferTests {
         #expect(whole == ["one"])
     }
 
+    @Test(
+        "an event stream whose answer is not text/event-stream fails with a decoding error and is not reconnected",
+        arguments: TransportUnderTest.all)
+    func eventStreamOfAnotherType(_ transport: TransportUnderTest) async throws {
+        let connections = Counter()
+        let server = try LoopbackServer(port: 0) { request in
+            let count = connections.increment()
+            switch request.url?.path {
+            case "/json":
+                return .respond(
+                    StubResponse(statusCode: 200, headers: ["Content-Type": "application/json"], body: Data("{}".utf8)))
+            case "/untyped":
+                return .respond(StubResponse(statusCode: 200, headers: [:], body: Data("data: x\n\n".utf8)))
+            default:
+                // An event stream, cut mid-event; the reconnection gets a maintenance page.
+                if count == 3 {
+                    let text = "retry: 10\nid: 1\ndata: a\n\ndata: lost"
+                    return .respond(
+                        StubResponse(
+                            statusCode: 200, headers: ["Content-Type": "text/event-stream"], body: Data(text.utf8)))
+                }
+                return .respond(
+                    StubResponse(
+                        statusCode: 200, headers: ["Content-Type": "text/html"], body: Data("<p>soon</p>".utf8)))
+            }
+        }
+        defer { server.kill() }
+        let pool = transport.pool(.init(interceptors: [RetryPolicy(maximumAttempts: 5, baseDelay: 0.01)]))
+        for (path, named) in [("/json", "\"application/json\""), ("/untyped", "no Content-Type")] {
+            do {
+                _ = try await pool.events(TestEndpoint(baseURL: server.baseURL, path: path), id: path)
+                Issue.record("\(path): the stream opened")
+            } catch {
+                guard case .decodingFailed(let failure) = error else {
+                    Issue.record("\(path): \(error)")
+                    continue
+                }
+                #expect(failure.reason.contains(named), "\(failure)")
+                #expect(failure.reason.contains("not text/event-stream"))
+            }
+        }
+        #expect(connections.count == 2)  // neither was connected again
+        var received: [String] = []
+        do {
+            for try await event in try await pool.events(
+                TestEndpoint(baseURL: server.baseURL, path: "/feed"), id: "feed")
+            {
+                received.append(event.data)
+            }
+            Issue.record("the stream ended without an error")
+        } catch {
+            guard case .decodingFailed(let failure)? = error as? NetworkError else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(failure.reason.contains("\"text/html\""))
+        }
+        #expect(received == ["a"])
+        #expect(connections.count == 4)  // the stream's first connection and one reconnection
+        #expect(pool.activeTasks.isEmpty)
+    }
+
     @Test("a download cut and not retried fails, and leaves no partial file", arguments: TransportUnderTest.all)
     func cutDownloadLeavesNothing(_ transport: TransportUnderTest) async throws {
         let server = try LoopbackServer(port: 0) { _ in
