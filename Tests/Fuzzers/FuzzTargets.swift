@@ -81,20 +81,32 @@ enum FuzzTargets {
     }
 
     /// A `text/event-stream` body, fed whole and again cut at every point the input's first byte names:
-    /// the same events either way; then the request of the next connection, and a reset.
+    /// the same events either way, or, under the size limit its first byte names, the same refusal; then
+    /// the request of the next connection, and a reset.
     static func serverSentEvents(_ data: Data) {
         guard let first = data.first else { return }
         let body = data.dropFirst()
-        var whole = ServerSentEventParser()
-        let once = whole.decode(Data(body))
-        var pieces = ServerSentEventParser()
-        var inPieces: [ServerSentEvent] = []
+        let limit = first >> 4 == 0 ? Int.max : Int(first >> 4) * 4
+        var whole = ServerSentEventParser(limit: limit)
+        let once = try? whole.decode(Data(body))
+        var pieces = ServerSentEventParser(limit: limit)
+        var inPieces: [ServerSentEvent]? = []
         let step = Int(first % 16) + 1
         var start = body.startIndex
-        while start < body.endIndex {
+        while start < body.endIndex, let sofar = inPieces {
             let end = body.index(start, offsetBy: step, limitedBy: body.endIndex) ?? body.endIndex
-            inPieces += pieces.decode(Data(body[start..<end]))
+            inPieces = (try? pieces.decode(Data(body[start..<end]))).map { sofar + $0 }
             start = end
+        }
+        guard (once == nil) == (inPieces == nil) else {
+            fatalError(
+                "the limit of \(limit) bytes refuses the body only when it arrives \(once == nil ? "whole" : "in pieces")"
+            )
+        }
+        // Refused: the task ends there, and what the parser holds no longer matters.
+        guard once != nil else {
+            if limit == .max { fatalError("a body was refused with no limit") }
+            return
         }
         guard once == inPieces, whole.lastEventID == pieces.lastEventID else {
             fatalError("events differ when the body arrives in pieces of \(step) bytes")

@@ -42,26 +42,26 @@ struct ServerSentEventTests {
     ]
 
     @Test("the standard's parsing rules, whole and split at every byte", arguments: cases.indices)
-    func parse(_ index: Int) {
+    func parse(_ index: Int) throws {
         let (name, input, expected) = Self.cases[index]
         var whole = ServerSentEventParser()
-        #expect(whole.decode(Data(input.utf8)) == expected, "\(name)")
+        #expect(try whole.decode(Data(input.utf8)) == expected, "\(name)")
         // Fed one byte at a time (a CRLF and a UTF-8 character split across chunks included).
         var split = ServerSentEventParser()
         let bytes = Array(input.utf8)
-        let events = bytes.flatMap { split.decode(Data([$0])) }
+        let events = try bytes.flatMap { byte throws(NetworkError) in try split.decode(Data([byte])) }
         #expect(events == expected, "\(name), byte by byte")
     }
 
     @Test("a connection that ends mid-event is known, and a new one starts clean but keeps the last id")
-    func midEvent() {
+    func midEvent() throws {
         var parser = ServerSentEventParser()
-        _ = parser.decode(Data("id: 4\ndata: a\n\ndata: cut".utf8))
+        _ = try parser.decode(Data("id: 4\ndata: a\n\ndata: cut".utf8))
         #expect(parser.isMidEvent)
         parser.reset()
         #expect(!parser.isMidEvent)
         #expect(parser.lastEventID == "4")
-        #expect(parser.decode(Data("data: b\n\n".utf8)) == [ServerSentEvent(data: "b", id: "4")])
+        #expect(try parser.decode(Data("data: b\n\n".utf8)) == [ServerSentEvent(data: "b", id: "4")])
     }
 
     @Test(
@@ -99,13 +99,42 @@ struct ServerSentEventTests {
     }
 
     @Test("lines split at LF, CRLF and CR, across chunks; a last line without a break comes at the end")
-    func lines() {
+    func lines() throws {
         var splitter = LineSplitter()
-        #expect(splitter.lines(in: Data("a\nb\r".utf8)) == ["a", "b"])
-        #expect(splitter.lines(in: Data("\nc\rd".utf8)) == ["c"])
-        #expect(splitter.lines(in: Data("e\n\n".utf8)) == ["de", ""])
-        #expect(splitter.lines(in: Data("tail".utf8)).isEmpty)
+        #expect(try splitter.lines(in: Data("a\nb\r".utf8)) == ["a", "b"])
+        #expect(try splitter.lines(in: Data("\nc\rd".utf8)) == ["c"])
+        #expect(try splitter.lines(in: Data("e\n\n".utf8)) == ["de", ""])
+        #expect(try splitter.lines(in: Data("tail".utf8)).isEmpty)
         #expect(splitter.finish() == "tail")
         #expect(splitter.finish() == nil)
+    }
+
+    @Test("a line or an event's data past the limit is refused, however the bytes are cut; up to it, kept")
+    func limits() throws {
+        // Lines of 4 bytes pass a limit of 4; a fifth byte is refused, in one chunk or byte by byte.
+        var splitter = LineSplitter(limit: 4)
+        #expect(try splitter.lines(in: Data("abcd\r\nefgh\n".utf8)) == ["abcd", "efgh"])
+        #expect(throws: NetworkError.self) { try splitter.lines(in: Data("abcde".utf8)) }
+        var bytewise = LineSplitter(limit: 4)
+        for byte in "abcd".utf8 { #expect(try bytewise.lines(in: Data([byte])).isEmpty) }
+        do {
+            _ = try bytewise.lines(in: Data("e".utf8))
+            Issue.record("a fifth byte was kept")
+        } catch {
+            guard case .responseTooLarge(let limit) = error else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(limit == 4)
+        }
+        // An event's data, its lines joined with \n, may hold up to the limit: with a limit of 8, a line is at
+        // most "data: ab"; three make "ab\ncd\nef", 8 bytes, kept; one more line would make 10.
+        var parser = ServerSentEventParser(limit: 8)
+        #expect(try parser.decode(Data("data: ab\ndata: cd\n\n".utf8)) == [ServerSentEvent(data: "ab\ncd")])
+        #expect(try parser.decode(Data("data: ab\ndata: cd\ndata: ef\n".utf8)).isEmpty)
+        #expect(throws: NetworkError.self) { try parser.decode(Data("data: g\n".utf8)) }
+        // A line of 9 bytes is refused before it is read as a field.
+        var long = ServerSentEventParser(limit: 8)
+        #expect(throws: NetworkError.self) { try long.decode(Data("data: abc".utf8)) }
     }
 }

@@ -139,17 +139,25 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         if let task { control.async { task.cancel() } }
     }
 
-    /// Suspends or resumes the entry's current task, on ``control``.
+    /// Suspends or resumes the entry's current task, on ``control``; on FoundationNetworking, does nothing.
+    ///
+    /// FoundationNetworking suspends a running data task by taking its transfer off the session, and on
+    /// resume starts the request over: the body comes again from its first byte, after the bytes already
+    /// delivered. A suspend whose work runs after the transfer has ended traps ("Fatal error" in
+    /// `_NativeProtocol.stopLoading`). So on Linux the transfer is never paused; ``BodyStream`` bounds
+    /// what waits unread instead.
     func setPaused(_ paused: Bool, _ entry: Entry) {
-        let task = tasks.withLock { _ -> URLSessionTask? in
-            guard entry.paused != paused, !entry.cancelled else { return nil }
-            entry.paused = paused
-            return entry.task
-        }
-        guard let task else { return }
-        control.async {
-            if paused { task.suspend() } else { task.resume() }
-        }
+        #if !canImport(FoundationNetworking)
+            let task = tasks.withLock { _ -> URLSessionTask? in
+                guard entry.paused != paused, !entry.cancelled else { return nil }
+                entry.paused = paused
+                return entry.task
+            }
+            guard let task else { return }
+            control.async {
+                if paused { task.suspend() } else { task.resume() }
+            }
+        #endif
     }
 
     func urlSession(

@@ -57,8 +57,10 @@ public final class TaskPool: @unchecked Sendable {
         /// The most body bytes a response may have, unless the endpoint says otherwise: 32 MiB by default,
         /// far more than any JSON answer, so that a hostile or broken server cannot fill the process's
         /// memory. A larger answer ends the task with ``NetworkError/responseTooLarge(limit:)`` as soon
-        /// as it is known to be too large (its `Content-Length`, or the bytes received). A limit under 1
-        /// counts as 1.
+        /// as it is known to be too large (its `Content-Length`, or the bytes received). A download to a
+        /// file has no such limit; a stream (``TaskPool/stream(_:id:)``, ``TaskPool/events(_:id:)``) has it
+        /// for one line or event, and for the bytes its reader has not read yet where the transport cannot
+        /// pause the transfer (``URLSessionTransport`` on Linux). A limit under 1 counts as 1.
         public var maximumResponseBytes: Int
         /// Which redirects tasks follow, unless the endpoint says otherwise: ``RedirectPolicy/follow`` by
         /// default. Credentials never follow a redirect to another origin, whatever the policy.

@@ -27,7 +27,7 @@ extension NetworkError: LocalizedError {
         case .duplicateTask(let id):
             "A task with id '\(id)' is already running."
         case .responseTooLarge(let limit):
-            "The response was larger than the limit of \(limit) bytes, and was not read further."
+            "The response was larger than the limit of \(limit) bytes held in memory (a body; a stream's line, event or unread bytes), and was not read further."
         case .fileAccessFailed(let path, let reason):
             "Could not use the file \(path): \(reason)."
         case .notCached(let url):

@@ -43,7 +43,8 @@ public enum NetworkError: Error, Sendable {
     /// A task with this id is already running and the pool's ``DuplicatePolicy`` refused another.
     case duplicateTask(id: String)
     /// The response's body was larger than the limit, in bytes (``TaskPool/Configuration/maximumResponseBytes``
-    /// or the endpoint's); the transfer was stopped there.
+    /// or the endpoint's); the transfer was stopped there. For a stream: one line or event was larger, or
+    /// more than that waited unread where the transfer cannot be paused.
     case responseTooLarge(limit: Int)
     /// A file could not be read or written: an upload's file is missing or a directory, a download's
     /// destination cannot be written, the disk is full. The path and what went wrong.

@@ -7,8 +7,9 @@ import Foundation
 /// Turns body bytes into the elements a stream yields: the chunks themselves, or parsed events.
 protocol ChunkDecoder: Sendable {
     associatedtype Element: Sendable
-    /// The elements these bytes complete; bytes of an element not complete yet are kept.
-    mutating func decode(_ data: Data) -> [Element]
+    /// The elements these bytes complete; bytes of an element not complete yet are kept. Throws when an
+    /// element grows past the decoder's limit.
+    mutating func decode(_ data: Data) throws(NetworkError) -> [Element]
     /// A new connection begins: what was kept of the last one is dropped.
     mutating func reset()
     /// Whether a body that ends is a connection to open again, continuing the same elements.
@@ -39,10 +40,17 @@ struct RawChunks: ChunkDecoder {
 
 /// The elements of a streamed body between the transport and one consumer, with back-pressure: once
 /// more than ``highWater`` bytes wait unread, the transfer is paused, and resumed when the consumer has
-/// read them down to ``lowWater``.
+/// read them down to ``lowWater``. A transport that cannot pause keeps sending: past ``unreadLimit``
+/// bytes unread the transfer fails with ``NetworkError/responseTooLarge(limit:)``, rather than memory
+/// filling up with what the consumer has not read.
 final class BodyStream<Decoder: ChunkDecoder>: StreamSink, @unchecked Sendable {
     // @unchecked Sendable: all mutable state is in `state`, a `Locked`.
     typealias Element = Decoder.Element
+    /// What receiving bytes leads to: a consumer to wake with an element, and a transfer to pause.
+    private typealias Received = (
+        waiter: UnsafeContinuation<Result<Element?, NetworkError>, Never>?, element: Element?,
+        pause: (any TransportControl)?
+    )
 
     private struct State {
         var decoder: Decoder
@@ -59,12 +67,16 @@ final class BodyStream<Decoder: ChunkDecoder>: StreamSink, @unchecked Sendable {
 
     let highWater: Int
     let lowWater: Int
+    /// The most bytes that may wait unread.
+    let unreadLimit: Int
     private let state: Locked<State>
 
-    init(decoder: Decoder, highWater: Int = 1 << 20) {
+    /// A stream that pauses its transfer at `highWater` bytes unread, and fails it past `unreadLimit`.
+    init(decoder: Decoder, highWater: Int = 1 << 20, unreadLimit: Int = .max) {
         state = Locked(State(decoder: decoder))
         self.highWater = max(1, highWater)
         lowWater = max(1, highWater / 4)
+        self.unreadLimit = max(self.highWater, unreadLimit)
     }
 
     func begin(_ head: HTTPURLResponse) throws(NetworkError) {
@@ -78,10 +90,9 @@ final class BodyStream<Decoder: ChunkDecoder>: StreamSink, @unchecked Sendable {
         waiter?.resume(returning: .success(head))
     }
 
-    func receive(_ data: Data) {
-        let (waiter, element, pause) = state.withLock {
-            state -> (UnsafeContinuation<Result<Element?, NetworkError>, Never>?, Element?, (any TransportControl)?) in
-            let decoded = state.decoder.decode(data)
+    func receive(_ data: Data) throws(NetworkError) {
+        let received = try state.withLock { (state) throws(NetworkError) -> Received in
+            let decoded = try state.decoder.decode(data)
             guard !decoded.isEmpty else { return (nil, nil, nil) }
             // Bytes are counted against the element that completes with them.
             var elements = decoded.map { ($0, 0) }
@@ -93,10 +104,12 @@ final class BodyStream<Decoder: ChunkDecoder>: StreamSink, @unchecked Sendable {
                 return (waiter, first, shouldPause(&state))
             }
             append(elements, to: &state)
+            // What is read already stays for the consumer; the transfer ends after it.
+            guard state.buffered <= unreadLimit else { throw .responseTooLarge(limit: unreadLimit) }
             return (nil, nil, shouldPause(&state))
         }
-        pause?.pauseReceiving()
-        waiter?.resume(returning: .success(element))
+        received.pause?.pauseReceiving()
+        received.waiter?.resume(returning: .success(received.element))
     }
 
     private func append(_ elements: [(Element, Int)], to state: inout State) {
@@ -200,35 +213,46 @@ final class BodyStream<Decoder: ChunkDecoder>: StreamSink, @unchecked Sendable {
 final class OpenStream<Decoder: ChunkDecoder>: Sendable {
     let httpResponse: HTTPURLResponse
     let task: DataTask
+    /// The most bytes one element (a line, an event) may hold, and the most that may wait unread: the
+    /// endpoint's or the pool's `maximumResponseBytes`.
+    let elementLimit: Int
     private let body: BodyStream<Decoder>
-    private let cancel: @Sendable () -> Void
+    private let end: @Sendable (NetworkError) -> Void
 
-    /// Starts the endpoint's task with its body delivered to a stream decoded by `decoder`, and waits for
-    /// the accepted head.
+    /// Starts the endpoint's task with its body delivered to a stream decoded by the decoder `makeDecoder`
+    /// makes for the element limit, and waits for the accepted head.
     init(
-        _ endpoint: some Endpoint, id: String?, decoder: Decoder, pool: TaskPool
+        _ endpoint: some Endpoint, id: String?, pool: TaskPool, decoder makeDecoder: (_ elementLimit: Int) -> Decoder
     ) async throws(NetworkError) {
-        let body = BodyStream(decoder: decoder)
+        let elementLimit = max(1, endpoint.maximumResponseBytes ?? pool.configuration.maximumResponseBytes)
+        // Paused at a megabyte unread, or a quarter of the limit if that is less; failed past the limit.
+        let body = BodyStream(
+            decoder: makeDecoder(elementLimit), highWater: min(1 << 20, max(1, elementLimit / 4)),
+            unreadLimit: elementLimit)
         let (task, _) = try pool.start(endpoint, id: id, immediately: false, delivery: .stream(body))
-        let cancel: @Sendable () -> Void = { [weak pool] in pool?.settle(task, with: .failure(.cancelled)) }
+        let end: @Sendable (NetworkError) -> Void = { [weak pool] error in pool?.settle(task, with: .failure(error)) }
         httpResponse = try await withTaskCancellationHandler {
             await body.head()
         } onCancel: {
-            cancel()
+            end(.cancelled)
         }.get()
         self.task = task
+        self.elementLimit = elementLimit
         self.body = body
-        self.cancel = cancel
+        self.end = end
     }
 
-    deinit { cancel() }
+    deinit { end(.cancelled) }
+
+    /// Ends the task with `error`, unless it has ended.
+    func end(with error: NetworkError) { end(error) }
 
     /// The next element, `nil` at the end; throws the task's ``NetworkError``.
     func next() async throws -> Decoder.Element? {
         try await withTaskCancellationHandler {
             await body.next()
-        } onCancel: { [cancel] in
-            cancel()
+        } onCancel: { [end] in
+            end(.cancelled)
         }.get()
     }
 }

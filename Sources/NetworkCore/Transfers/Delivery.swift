@@ -80,8 +80,8 @@ protocol StreamSink: AnyObject, Sendable {
     /// An accepted head arrived (again, after a reconnection); throws when its body cannot be streamed as
     /// asked (an event stream's answer that is not `text/event-stream`), which fails the attempt.
     func begin(_ head: HTTPURLResponse) throws(NetworkError)
-    /// Body bytes arrived.
-    func receive(_ data: Data)
+    /// Body bytes arrived; throws when an element grows past its limit, which fails the attempt.
+    func receive(_ data: Data) throws(NetworkError)
     /// The transfer's control, to pause and resume it as the consumer keeps up.
     func attach(_ control: any TransportControl)
     /// The task has ended: nothing more comes.

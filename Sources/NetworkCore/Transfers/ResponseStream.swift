@@ -19,7 +19,7 @@ public final class ResponseStream: AsyncSequence, Sendable {
     /// A chunk of the body, as it arrived.
     public typealias Element = Data
 
-    private let open: OpenStream<RawChunks>
+    let open: OpenStream<RawChunks>
 
     init(_ open: OpenStream<RawChunks>) { self.open = open }
 
@@ -38,7 +38,9 @@ public final class ResponseStream: AsyncSequence, Sendable {
     public func makeAsyncIterator() -> Iterator { Iterator(open: open) }
 
     /// The body as lines of UTF-8 text, without their `\n` or `\r\n`; a last line without a line break
-    /// is yielded at the end.
+    /// is yielded at the end. A line longer than the pool's ``TaskPool/Configuration/maximumResponseBytes``
+    /// (or the endpoint's) ends the task with ``NetworkError/responseTooLarge(limit:)``: a server cannot
+    /// fill memory with a line that never ends.
     public var lines: Lines { Lines(stream: self) }
 
     /// Reads the chunks of a ``ResponseStream``.
@@ -56,21 +58,30 @@ public final class ResponseStream: AsyncSequence, Sendable {
         let stream: ResponseStream
 
         /// Reads the lines in order.
-        public func makeAsyncIterator() -> Iterator { Iterator(chunks: stream.makeAsyncIterator()) }
+        public func makeAsyncIterator() -> Iterator {
+            Iterator(chunks: stream.makeAsyncIterator(), splitter: LineSplitter(limit: stream.open.elementLimit))
+        }
 
         /// Reads the lines of a ``ResponseStream``.
         public struct Iterator: AsyncIteratorProtocol {
             var chunks: ResponseStream.Iterator
-            var splitter = LineSplitter()
+            var splitter: LineSplitter
             var ready: [String] = []
             var ended = false
 
-            /// The next line, `nil` at the end; throws the task's ``NetworkError``.
+            /// The next line, `nil` at the end; throws the task's ``NetworkError``, and
+            /// ``NetworkError/responseTooLarge(limit:)`` for a line longer than the pool's
+            /// ``TaskPool/Configuration/maximumResponseBytes``, which ends the task.
             public mutating func next() async throws -> String? {
                 while ready.isEmpty {
                     if ended { return nil }
                     if let chunk = try await chunks.next() {
-                        ready = splitter.lines(in: chunk).reversed()
+                        do {
+                            ready = try splitter.lines(in: chunk).reversed()
+                        } catch {
+                            chunks.open.end(with: error)
+                            throw error
+                        }
                     } else {
                         ended = true
                         ready = splitter.finish().map { [$0] } ?? []
@@ -86,9 +97,14 @@ public final class ResponseStream: AsyncSequence, Sendable {
 struct LineSplitter: Sendable {
     private var pending: [UInt8] = []
     private var afterCR = false
+    /// The longest line kept, in bytes.
+    let limit: Int
 
-    /// The lines these bytes end.
-    mutating func lines(in data: Data) -> [String] {
+    init(limit: Int = .max) { self.limit = limit }
+
+    /// The lines these bytes end; throws ``NetworkError/responseTooLarge(limit:)`` when a line grows past
+    /// ``limit``, however the bytes were cut into chunks.
+    mutating func lines(in data: Data) throws(NetworkError) -> [String] {
         var lines: [String] = []
         for byte in data {
             if afterCR {
@@ -104,6 +120,7 @@ struct LineSplitter: Sendable {
                 pending.removeAll(keepingCapacity: true)
                 afterCR = true
             default:
+                guard pending.count < limit else { throw .responseTooLarge(limit: limit) }
                 pending.append(byte)
             }
         }

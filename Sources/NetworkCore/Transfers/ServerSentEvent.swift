@@ -29,7 +29,7 @@ public struct ServerSentEvent: Sendable, Hashable {
 /// (lines that start with `:`), `\n`, `\r\n` and `\r` line breaks, multi-line data, a leading BOM.
 /// An event is dispatched at a blank line; one left unfinished when the connection ends is dropped.
 struct ServerSentEventParser: ChunkDecoder {
-    private var lines = LineSplitter()
+    private var lines: LineSplitter
     private var event = ""
     /// The event's `data:` lines so far, joined with `\n`.
     private var data = ""
@@ -40,10 +40,17 @@ struct ServerSentEventParser: ChunkDecoder {
     /// The reconnection time the server asked for, in seconds.
     private(set) var retry: TimeInterval?
 
-    mutating func decode(_ bytes: Data) -> [ServerSentEvent] {
+    /// A parser whose lines and events may each hold up to `limit` bytes.
+    init(limit: Int = .max) {
+        lines = LineSplitter(limit: limit)
+    }
+
+    /// The events these bytes complete; throws ``NetworkError/responseTooLarge(limit:)`` when a line or an
+    /// event's data grows past the limit.
+    mutating func decode(_ bytes: Data) throws(NetworkError) -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
-        for line in lines.lines(in: bytes) {
-            if let event = take(line) { events.append(event) }
+        for line in try lines.lines(in: bytes) {
+            if let event = try take(line) { events.append(event) }
         }
         return events
     }
@@ -95,7 +102,7 @@ struct ServerSentEventParser: ChunkDecoder {
     }
 
     /// Takes one line; returns the event a blank line dispatches.
-    private mutating func take(_ rawLine: String) -> ServerSentEvent? {
+    private mutating func take(_ rawLine: String) throws(NetworkError) -> ServerSentEvent? {
         var line = Substring(rawLine)
         if !sawFirstLine {
             sawFirstLine = true
@@ -117,6 +124,9 @@ struct ServerSentEventParser: ChunkDecoder {
         case "event": event = String(value)
         case "data":
             if hasData {
+                guard value.utf8.count < lines.limit - data.utf8.count else {
+                    throw .responseTooLarge(limit: lines.limit)
+                }
                 data += "\n"
                 data += value
             } else {

@@ -48,7 +48,7 @@ extension TaskPool {
     /// - Throws: any ``NetworkError`` as ``send(_:id:)`` throws it, for the head; reading the body throws
     ///   the task's ``NetworkError`` if the transfer fails midway.
     public func stream(_ endpoint: some Endpoint, id: String? = nil) async throws(NetworkError) -> ResponseStream {
-        ResponseStream(try await OpenStream(endpoint, id: id, decoder: RawChunks(), pool: self))
+        ResponseStream(try await OpenStream(endpoint, id: id, pool: self) { _ in RawChunks() })
     }
 
     /// Subscribes to the endpoint's Server-Sent Events (`text/event-stream`): returns once the stream is
@@ -67,6 +67,7 @@ extension TaskPool {
     /// }
     /// ```
     public func events(_ endpoint: some Endpoint, id: String? = nil) async throws(NetworkError) -> ServerSentEvents {
-        ServerSentEvents(try await OpenStream(endpoint, id: id, decoder: ServerSentEventParser(), pool: self))
+        ServerSentEvents(
+            try await OpenStream(endpoint, id: id, pool: self, decoder: ServerSentEventParser.init(limit:)))
     }
 }

@@ -153,14 +153,15 @@ public final class TransportEvents: @unchecked Sendable {
             return false
         }
         if delivering {
-            switch delivery {
-            case .memory: break
-            case .file(let file):
-                do throws(NetworkError) { try file.write(data) } catch {
-                    end(.failure(error))
-                    return false
+            do throws(NetworkError) {
+                switch delivery {
+                case .memory: break
+                case .file(let file): try file.write(data)
+                case .stream(let sink): try sink.receive(data)
                 }
-            case .stream(let sink): sink.receive(data)
+            } catch {
+                end(.failure(error))
+                return false
             }
             return data.isEmpty || report(.bytes(data.count))
         }

@@ -6,7 +6,10 @@ import Foundation
 
 /// Sends requests with a `URLSession` of its own.
 ///
-/// Cancelling a transfer cancels its `URLSessionTask`; pausing a stream's transfer suspends it.
+/// Cancelling a transfer cancels its `URLSessionTask`; pausing a stream's transfer suspends it on Apple
+/// platforms. On Linux a transfer is never paused: FoundationNetworking starts a suspended data task's
+/// request over when it resumes, so a stream whose reader falls behind buffers what it has not read, up
+/// to the pool's `maximumResponseBytes` (see ``TaskPool/stream(_:id:)``).
 /// Body bytes are counted as they arrive, by the session's delegate, on every platform
 /// (FoundationNetworking on Linux never updates a data task's progress).
 ///

@@ -391,6 +391,124 @@ struct LoopbackTransferTests {
         #expect(pool.activeTasks.isEmpty)
     }
 
+    @Test(
+        "a line or an event longer than the size limit ends the task with responseTooLarge, not reconnected",
+        arguments: TransportUnderTest.all)
+    func endlessLineIsRefused(_ transport: TransportUnderTest) async throws {
+        let connections = Counter()
+        // 1 MiB of one line, in 16 pieces: with a limit of 64 KiB, nothing of it is kept past the limit.
+        let server = try LoopbackServer(port: 0) { request in
+            connections.increment()
+            let events = request.url?.path == "/events"
+            let prefix = Data((events ? "data: first\n\ndata: " : "first\n").utf8)
+            return .trickled(
+                StubResponse(
+                    statusCode: 200, headers: ["Content-Type": events ? "text/event-stream" : "text/plain"],
+                    body: prefix + Data(repeating: UInt8(ascii: "x"), count: 1 << 20)),
+                pieces: 16, interval: 0.005)
+        }
+        defer { server.kill() }
+        let pool = transport.pool(
+            .init(
+                requestTimeout: 15, interceptors: [RetryPolicy(maximumAttempts: 5, baseDelay: 0.01)],
+                maximumResponseBytes: 64 << 10))
+        /// Whether `error` is the size limit's.
+        func isTooLarge(_ error: any Error) -> Bool {
+            guard case .responseTooLarge(let limit)? = error as? NetworkError else { return false }
+            return limit == 64 << 10
+        }
+        var lines: [String] = []
+        let stream = try await pool.stream(TestEndpoint(baseURL: server.baseURL, path: "/lines"), id: "lines")
+        do {
+            for try await line in stream.lines { lines.append(line) }
+            Issue.record("the endless line was read")
+        } catch {
+            #expect(isTooLarge(error), "\(error)")
+        }
+        #expect(lines == ["first"])
+        #expect(await eventually { stream.task.state == .failed })
+        var events: [String] = []
+        do {
+            for try await event in try await pool.events(TestEndpoint(baseURL: server.baseURL, path: "/events")) {
+                events.append(event.data)
+            }
+            Issue.record("the endless event was read")
+        } catch {
+            #expect(isTooLarge(error), "\(error)")
+        }
+        #expect(events == ["first"])
+        #expect(connections.count == 2)  // neither was connected again
+        #expect(await eventually { pool.activeTasks.isEmpty })
+    }
+
+    @Test(
+        "a reader that falls behind gets every byte once, in order: paused where the transport can, else failed past the limit",
+        arguments: TransportUnderTest.all)
+    func slowReaderGetsTheBodyInOrder(_ transport: TransportUnderTest) async throws {
+        // 24 MiB of 8-byte big-endian counters 0, 1, 2…: a byte repeated or skipped breaks the count.
+        let count = 3 << 20
+        var body = Data(capacity: count * 8)
+        for value in 0..<UInt64(count) { withUnsafeBytes(of: value.bigEndian) { body.append(contentsOf: $0) } }
+        // Half a megabyte every 5 ms: the reader falls a megabyte behind (where a transport pauses) well
+        // before the server is done.
+        let server = try LoopbackServer(port: 0) { [body] _ in
+            .trickled(
+                StubResponse(statusCode: 200, headers: ["Content-Type": "application/octet-stream"], body: body),
+                pieces: 48, interval: 0.005)
+        }
+        defer { server.kill() }
+        let limit = 16 << 20
+        let pool = transport.pool(.init(requestTimeout: 30, maximumResponseBytes: limit))
+        let stream = try await pool.stream(TestEndpoint(baseURL: server.baseURL, path: "/count"), id: "count")
+        var expected: UInt64 = 0
+        var carry = Data()
+        var read = 0
+        var chunks = 0
+        var outOfOrder: Int?
+        var failure: (any Error)?
+        do {
+            for try await chunk in stream {
+                read += chunk.count
+                chunks += 1
+                carry.append(chunk)
+                let whole = carry.count / 8 * 8
+                carry.withUnsafeBytes { bytes in
+                    for offset in stride(from: 0, to: whole, by: 8) {
+                        let value = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                        if value != expected, outOfOrder == nil { outOfOrder = read - carry.count + offset }
+                        expected = value &+ 1
+                    }
+                }
+                carry.removeFirst(whole)
+                // The first 40 chunks are read slowly: the transfer runs far ahead.
+                if chunks <= 40 { try await Task.sleep(nanoseconds: 5_000_000) }
+            }
+        } catch {
+            failure = error
+        }
+        #expect(outOfOrder == nil, "the body went out of order at byte \(outOfOrder ?? -1)")
+        #expect(read <= body.count)
+        var pauses = true
+        #if canImport(FoundationNetworking)
+            pauses = !transport.name.hasPrefix("URLSession")
+        #endif
+        if pauses {
+            #expect(failure == nil, "\(failure.map { "\($0)" } ?? "")")
+            #expect(read == body.count)
+        } else if let failure {
+            // FoundationNetworking cannot pause a transfer: past the limit unread, the stream ends.
+            guard case .responseTooLarge(let reported)? = failure as? NetworkError else {
+                Issue.record("\(failure)")
+                return
+            }
+            #expect(reported == limit)
+            #expect(read >= limit)  // what was received before the end was all read
+        } else {
+            #expect(read == body.count)
+        }
+        #expect(await eventually { pool.activeTasks.isEmpty })
+    }
+
     @Test("a download cut and not retried fails, and leaves no partial file", arguments: TransportUnderTest.all)
     func cutDownloadLeavesNothing(_ transport: TransportUnderTest) async throws {
         let server = try LoopbackServer(port: 0) { _ in
