@@ -31,6 +31,15 @@ struct RetryAlways: RequestInterceptor {
     }
 }
 
+/// A flag one task sets and another reads.
+final class Flag: @unchecked Sendable {  // `lock` guards `value`.
+    private let lock = NSLock()
+    private var value = false
+
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
+}
+
 /// Counts outcomes and sends whose outcome came more than once, from any thread.
 final class Tally: @unchecked Sendable {  // `lock` guards every field.
     private let lock = NSLock()
@@ -120,7 +129,7 @@ if way == "dequeue" {
     // thread"). Prints the counts and exits 0 when every B and every joined A succeeded (the test also asks
     // that most rounds took that path).
     let server = try LoopbackServer(port: 0, recordsRequests: false) { request in
-        request.url?.path == "/a" ? .delayed(0.03, .json("{}")) : .respond(.json("{}"))
+        request.url?.path == "/a" ? .delayed(0.1, .json("{}")) : .respond(.json("{}"))
     }
     let pool = TaskPool(configuration: .init(duplicatePolicy: .join, maximumConcurrentTasks: 1))
     var joined = 0
@@ -132,9 +141,18 @@ if way == "dequeue" {
         let first = Task { await pool.sendResult(Get(baseURL: server.baseURL, path: "a"), id: "a\(round)") }
         // Bounded: until A runs.
         for _ in 0..<1_000 where pool.task(id: "a\(round)") == nil { try? await Task.sleep(nanoseconds: 1_000_000) }
-        let second = Task { await pool.sendResult(Get(baseURL: server.baseURL, path: "a"), id: "a\(round)") }
+        let joining = Flag()
+        let second = Task {
+            joining.set()
+            return await pool.sendResult(Get(baseURL: server.baseURL, path: "a"), id: "a\(round)")
+        }
         let third = Task { await pool.sendResult(Get(baseURL: server.baseURL, path: "b"), id: "b\(round)") }
-        for _ in 0..<1_000 where pool.queuedCount == 0 { try? await Task.sleep(nanoseconds: 1_000_000) }
+        for _ in 0..<1_000 where pool.queuedCount == 0 || !joining.isSet {
+            try? await Task.sleep(nanoseconds: 1_000_000)
+        }
+        // The second caller joins A as soon as its send begins, before it first waits; give it that moment,
+        // so that cancelling the first caller never leaves A without a caller (then A is cancelled for all).
+        try? await Task.sleep(nanoseconds: 10_000_000)
         first.cancel()
         switch await second.value {
         case .success: joined += 1
