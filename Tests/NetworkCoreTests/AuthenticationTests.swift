@@ -299,12 +299,13 @@ struct AuthenticationTests {
         "cancel by id while waiting for a refresh: cancelled at once, leaves the active set once, never sent",
         arguments: Venue.allCases)
     func cancelDuringRefresh(venue: Venue) async throws {
-        let server = TokenServer(refreshDelay: 1.0)
+        // A refresh long enough for the second send to be seen waiting for it on a machine that is busy.
+        let server = TokenServer(refreshDelay: 3.0)
         let logger = InMemoryLogger()
         let rig = try AuthRig(venue, server: server, logger: logger)
         defer { rig.stop() }
         let first = Task { await rig.wave(1) }
-        #expect(await eventually { server.refreshStarted })
+        #expect(await eventually(within: 10) { server.refreshStarted })
         let ended = Locked<(at: Date, error: NetworkError?)?>(nil)
         rig.pool.send(rig.endpoint(7), id: "waiting") { result in ended.withLock { $0 = (Date(), result.failureValue) }
         }

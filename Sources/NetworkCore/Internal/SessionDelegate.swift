@@ -144,8 +144,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// FoundationNetworking suspends a running data task by taking its transfer off the session, and on
     /// resume starts the request over: the body comes again from its first byte, after the bytes already
     /// delivered. A suspend whose work runs after the transfer has ended traps ("Fatal error" in
-    /// `_NativeProtocol.stopLoading`). So on Linux the transfer is never paused; ``BodyStream`` bounds
-    /// what waits unread instead.
+    /// `_NativeProtocol.stopLoading`). Holding the body callback instead would hold every session of the
+    /// process: FoundationNetworking runs all of them on one shared serial queue (`URLSession.sharedQueue`).
+    /// So on Linux the transfer is never paused; ``BodyStream`` bounds what waits unread instead.
     func setPaused(_ paused: Bool, _ entry: Entry) {
         #if !canImport(FoundationNetworking)
             let task = tasks.withLock { _ -> URLSessionTask? in
