@@ -14,7 +14,13 @@ extension TaskPool {
         TransportEvents(
             owner: .attempt(pool: self, task: task, number: number, bytesSent: bytesSent), completion: completion,
             delivery: task.delivery, redirectPolicy: task.endpoint.redirectPolicy ?? configuration.redirectPolicy,
-            maximumResponseBytes: max(1, task.endpoint.maximumResponseBytes ?? configuration.maximumResponseBytes))
+            maximumResponseBytes: maximumResponseBytes(for: task.endpoint))
+    }
+
+    /// The most body bytes an answer to `endpoint` may have in memory: the endpoint's limit, else the pool's,
+    /// at least 1.
+    func maximumResponseBytes(for endpoint: any Endpoint) -> Int {
+        max(1, endpoint.maximumResponseBytes ?? configuration.maximumResponseBytes)
     }
 
     /// Marks the start of an attempt on the task, sending `body`; returns the attempt's number.

@@ -224,7 +224,7 @@ final class OpenStream<Decoder: ChunkDecoder>: Sendable {
     init(
         _ endpoint: some Endpoint, id: String?, pool: TaskPool, decoder makeDecoder: (_ elementLimit: Int) -> Decoder
     ) async throws(NetworkError) {
-        let elementLimit = max(1, endpoint.maximumResponseBytes ?? pool.configuration.maximumResponseBytes)
+        let elementLimit = pool.maximumResponseBytes(for: endpoint)
         // Paused at a megabyte unread, or a quarter of the limit if that is less; failed past the limit.
         let body = BodyStream(
             decoder: makeDecoder(elementLimit), highWater: min(1 << 20, max(1, elementLimit / 4)),
