@@ -8,6 +8,8 @@
 // waits for a `Retry-After` in the year 9999, which once trapped converting the wait). Each send is
 // cancelled after one of a cycle of waits, from none (before the transfer is resumed) to after the answer.
 // Prints one line of counts and exits 0 when every send ended exactly once and no task is left; 1 otherwise.
+// `upload` and `upload-chunked` cancel file uploads of 4 MiB (with `Content-Length`, or chunked) while the
+// body is being sent: FoundationNetworking's own file upload trapped then ("libcurl.Easy Code=43").
 // Three more ways test other things in a process of their own: `dequeue`, `cache-crash` and `ipv6` (below).
 import Foundation
 import LoopbackServer
@@ -22,6 +24,11 @@ struct Get: Endpoint {
     let path: String
     var resourceTimeout: TimeInterval?
     var interceptors: [any RequestInterceptor] = []
+    /// A file to send with POST, for the `upload` ways.
+    var file: URL?
+
+    var method: HTTPMethod { file == nil ? .get : .post }
+    var task: HTTPTask { file.map { .file($0, contentType: "application/octet-stream") } ?? .plain }
 }
 
 /// Retries every failure but a cancel, at once: the send goes on attempt after attempt until cancelled.
@@ -73,7 +80,9 @@ final class Tally: @unchecked Sendable {  // `lock` guards every field.
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let count = Int(arguments[2]), count > 0 else {
     FileHandle.standardError.write(
-        Data("usage: cancel-probe task|id|replace|deadline|all|retry|retry-after|dequeue|cache-crash|ipv6 COUNT\n".utf8)
+        Data(
+            "usage: cancel-probe task|id|replace|deadline|all|retry|retry-after|upload|upload-chunked|dequeue|cache-crash|ipv6 COUNT\n"
+                .utf8)
     )
     exit(2)
 }
@@ -182,8 +191,14 @@ let server = try LoopbackServer(port: 0, recordsRequests: false) { request in
 }
 let pool = TaskPool(
     configuration: .init(
+        transport: URLSessionTransport(fileUploads: way == "upload-chunked" ? .chunked : .withLength),
         duplicatePolicy: way == "replace" ? .replace : .join,
         interceptors: way == "retry-after" ? [RetryPolicy(maximumRetryAfter: .infinity)] : []))
+/// The file the `upload` ways send, removed before the probe exits.
+let uploadFile = FileManager.default.temporaryDirectory.appendingPathComponent("cancel-probe-\(getpid()).bin")
+if way.hasPrefix("upload") {
+    try Data(repeating: 0x62, count: 4 << 20).write(to: uploadFile)
+}
 /// Microseconds to wait before cancelling: none (before the transfer is resumed), a yield, while
 /// connecting, while the body trickles in, after the answer.
 let waits: [UInt32] = [0, 0, 1, 0, 20, 0, 100, 0, 300, 0, 1_000, 0, 2_500, 0, 6_000, 0, 20_000]
@@ -198,6 +213,7 @@ func endpoint(_ index: Int) -> Get {
         Get(baseURL: server.baseURL, path: "i\(index)", resourceTimeout: Double(waits[index % waits.count]) / 1e6)
     case "retry": Get(baseURL: server.baseURL, path: "fail", interceptors: [RetryAlways()])
     case "retry-after": Get(baseURL: server.baseURL, path: "later")
+    case "upload", "upload-chunked": Get(baseURL: server.baseURL, path: "whole", file: uploadFile)
     default: Get(baseURL: server.baseURL, path: index % 2 == 0 ? "whole?i=\(index)" : "trickled?i=\(index)")
     }
 }
@@ -258,4 +274,5 @@ print(
         + " seconds=\(String(format: "%.1f", Date().timeIntervalSince(started)))"
         + (tally.other.isEmpty ? "" : " other=\(tally.other)"))
 server.stop()
+try? FileManager.default.removeItem(at: uploadFile)
 exit(once == count && twice == 0 && left == 0 ? 0 : 1)

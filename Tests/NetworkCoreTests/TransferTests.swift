@@ -105,6 +105,89 @@ struct TransferFaultTests {
         #expect(server.requests.count == 1)
     }
 
+    /// A transport that resizes the request's file to `size` bytes (removes it for `nil`), then sends it over
+    /// URLSession: the file changed after the pool announced its length.
+    struct ResizingTransport: Transport {
+        let size: Int?
+        let inner: URLSessionTransport
+
+        func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
+            if case .file(let url) = body, size == nil { try? FileManager.default.removeItem(at: url) }
+            if case .file(let url) = body, let size, let handle = try? FileHandle(forWritingTo: url) {
+                try? handle.truncate(atOffset: UInt64(min(size, 100_000)))
+                if size > 100_000 {
+                    _ = try? handle.seekToEnd()
+                    try? handle.write(contentsOf: alphabet(size).suffix(from: 100_000))
+                }
+                try? handle.close()
+            }
+            return inner.start(request, body: body, events: events)
+        }
+    }
+
+    @Test(
+        "over URLSession, a file that became shorter or was removed after its length was announced fails typed; one that grew sends the length announced",
+        arguments: [URLSessionTransport.FileUploads.withLength, .chunked])
+    func fileChangedWhileSent(_ uploads: URLSessionTransport.FileUploads) async throws {
+        let server = try LoopbackServer(port: 0) { _ in .respond(.json("{}")) }
+        defer { server.kill() }
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let file = scratch.file("upload.bin")
+        let endpoint = TestEndpoint(
+            baseURL: server.baseURL, path: "/up", method: .post, task: .file(file, contentType: "text/plain"))
+        func pool(resizingTo size: Int?) -> TaskPool {
+            TaskPool(
+                configuration: .init(
+                    transport: ResizingTransport(
+                        size: size, inner: URLSessionTransport(configuration: .ephemeral, fileUploads: uploads)),
+                    requestTimeout: 10))
+        }
+
+        try alphabet(200_000).write(to: file)
+        do {
+            let response = try await pool(resizingTo: 150_000).send(endpoint)
+            // Chunked, no length was announced: the file as it is now is the body.
+            #expect(uploads == .chunked, "a body shorter than its Content-Length was sent: \(response.statusCode)")
+            #expect(server.requests.last?.httpBody == alphabet(150_000))
+        } catch {
+            #expect(uploads == .withLength)
+            guard case .fileAccessFailed(let path, let reason) = error else {
+                Issue.record("not a fileAccessFailed: \(error)")
+                return
+            }
+            #expect(path == file.path)
+            #expect(reason.contains("became shorter"), "\(reason)")
+        }
+
+        try alphabet(200_000).write(to: file)
+        let response = try await pool(resizingTo: 250_000).send(endpoint)
+        #expect(response.statusCode == 200)
+        let sent = try #require(server.requests.last)
+        if uploads == .withLength {
+            #expect(sent.value(forHTTPHeaderField: "Content-Length") == "200000")
+            #expect(sent.httpBody == alphabet(200_000))
+        } else {
+            #expect(sent.httpBody == alphabet(250_000))
+        }
+
+        // Removed: it cannot be opened, whichever way it goes.
+        try alphabet(200_000).write(to: file)
+        let requestsBefore = server.requests.count
+        do {
+            _ = try await pool(resizingTo: nil).send(endpoint)
+            Issue.record("a removed file was sent")
+        } catch {
+            guard case .fileAccessFailed(let path, let reason) = error else {
+                Issue.record("not a fileAccessFailed: \(error)")
+                return
+            }
+            #expect(path == file.path)
+            #expect(reason == "it cannot be opened for reading: No such file or directory")
+        }
+        #expect(server.requests.count == requestsBefore)
+    }
+
     @Test("a stream's consumer that falls behind pauses the transfer, and catching up resumes it")
     func backPressure() async throws {
         let body = BodyStream(decoder: RawChunks(), highWater: 100)

@@ -45,8 +45,8 @@ func transfersGuide() async throws {
     let uploaded = try await pool.send(Files.upload(destination), id: "upload")
     print(uploaded.statusCode)
 
-    let fastUploads = TaskPool(configuration: .init(transport: URLSessionTransport(fileUploads: .chunked)))
-    let sent = try await fastUploads.send(Files.upload(destination), id: "upload-chunked")
+    let chunkedUploads = TaskPool(configuration: .init(transport: URLSessionTransport(fileUploads: .chunked)))
+    let sent = try await chunkedUploads.send(Files.upload(destination), id: "upload-chunked")
     print(sent.statusCode)
 
     struct Profile: Endpoint {

@@ -32,6 +32,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         var hops = 0
         /// The response's head has arrived in the current task.
         var answered = false
+        #if canImport(FoundationNetworking)
+            /// The current task's body, when it is read from a file: why it stopped, if it did.
+            var bodyStream: FileBodyStream?
+        #endif
         let body: RequestBody
         let events: TransportEvents
         let delegate: SessionDelegate
@@ -97,20 +101,49 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         let task: URLSessionTask
         switch entry.body {
         case .file(let url) where request.httpMethod != "GET" && request.httpMethod != "HEAD":
-            switch fileUploads {
-            case .withLength:
-                task = session.uploadTask(with: request, fromFile: url)
-            case .chunked:
-                // A stream of the file, read as the connection takes bytes; with no length, it is sent chunked.
-                guard let stream = InputStream(url: url) else {
-                    return entry.events.fail(
-                        NetworkError.fileAccessFailed(path: url.path, reason: "it cannot be opened for reading"))
-                }
+            #if canImport(FoundationNetworking)
+                // Always a stream of the file (see ``FileBodyStream``: FoundationNetworking's own file upload
+                // can trap when the transfer ends early); with its length, exactly that many bytes.
                 var streamed = request
+                let length: Int?
+                switch fileUploads {
+                case .withLength:
+                    guard
+                        let announced = request.value(forHTTPHeaderField: "Content-Length").flatMap({ Int($0) })
+                            ?? RequestBody.file(url).length
+                    else {
+                        return entry.events.fail(
+                            NetworkError.fileAccessFailed(path: url.path, reason: "its size cannot be read"))
+                    }
+                    length = announced
+                    streamed.setValue(String(announced), forHTTPHeaderField: "Content-Length")
+                    // libcurl sends a body stream chunked unless the request names a Transfer-Encoding; one
+                    // with a blank value turns that off and is itself not sent (CURLOPT_HTTPHEADER).
+                    streamed.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
+                case .chunked:
+                    length = nil
+                    streamed.setValue(nil, forHTTPHeaderField: "Content-Length")
+                }
+                let stream = FileBodyStream(url: url, length: length)
                 streamed.httpBodyStream = stream
-                streamed.setValue(nil, forHTTPHeaderField: "Content-Length")
+                tasks.withLock { _ in entry.bodyStream = stream }
                 task = session.dataTask(with: streamed)
-            }
+            #else
+                switch fileUploads {
+                case .withLength:
+                    task = session.uploadTask(with: request, fromFile: url)
+                case .chunked:
+                    // A stream of the file, read as the connection takes bytes; with no length, it is sent chunked.
+                    guard let stream = InputStream(url: url) else {
+                        return entry.events.fail(
+                            NetworkError.fileAccessFailed(path: url.path, reason: "it cannot be opened for reading"))
+                    }
+                    var streamed = request
+                    streamed.httpBodyStream = stream
+                    streamed.setValue(nil, forHTTPHeaderField: "Content-Length")
+                    task = session.dataTask(with: streamed)
+                }
+            #endif
         default:
             task = session.dataTask(with: request)
         }
@@ -225,15 +258,26 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         else { return completionHandler(nil) }
         entry.events.redirected(statusCode: response.statusCode, to: request.url)
         #if canImport(FoundationNetworking)
-            // FoundationNetworking sends a followed redirect without a body: a 307 or 308 that keeps one is
-            // not followed by it, but sent again as a task of its own once this one has ended.
-            if let body = next.httpBody, !body.isEmpty {
+            // FoundationNetworking sends a followed redirect without its bytes, or with its file's stream
+            // already read to the end: a 307 or 308 that keeps a body is not followed by it, but sent again as
+            // a task of its own once this one has ended, with the file read anew.
+            if Self.keepsBody(next, from: entry.body) {
                 tasks.withLock { _ in entry.followUp = next }
                 return completionHandler(nil)
             }
         #endif
         completionHandler(next)
     }
+
+    #if canImport(FoundationNetworking)
+        /// Whether `request`, a redirect's next request, sends a body: bytes of its own, or the transfer's
+        /// file with a method that has one.
+        private static func keepsBody(_ request: URLRequest, from body: RequestBody) -> Bool {
+            if let bytes = request.httpBody { return !bytes.isEmpty }
+            guard case .file = body else { return false }
+            return request.httpMethod != "GET" && request.httpMethod != "HEAD"
+        }
+    #endif
 
     func urlSession(
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
@@ -270,6 +314,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         if error == nil, let followUp {
             return control.async { [self] in send(followUp, for: entry, in: session) }
         }
+        #if canImport(FoundationNetworking)
+            // A file body that could not be sent whole: that is the end, not libcurl's "aborted by callback".
+            if error != nil, let failure = tasks.withLock({ _ in entry.bodyStream?.failure }) {
+                return entry.events.fail(failure)
+            }
+        #endif
         if let error {
             // FoundationNetworking reports two transient failures as an unknown error (-1): a connection
             // closed mid-body (once the head has arrived, a lost connection, as transient as a reset), and a

@@ -60,15 +60,17 @@ public final class URLSessionTransport: Transport {
 
     /// How a transport sends a body read from a file.
     public enum FileUploads: Sendable, Hashable {
-        /// With `Content-Length`, as a file upload of the platform (`uploadTask(with:fromFile:)`): every
-        /// server accepts it. On Linux, FoundationNetworking reads the file a few kilobytes at a time and
-        /// pauses the transfer until each read is done, which makes large uploads several times slower
-        /// than ``chunked`` (see Docs/Performance.md).
+        /// With `Content-Length`: every server accepts it. On Apple platforms, as a file upload of the
+        /// platform (`uploadTask(with:fromFile:)`). On Linux, as a stream of the file read as the
+        /// connection takes bytes, exactly the length announced: FoundationNetworking's own file upload
+        /// crashes the process when a transfer ends while it waits for a read of the file (a cancel, a
+        /// time-out, a lost connection). A file that became shorter after its length was announced fails
+        /// with ``NetworkError/fileAccessFailed(path:reason:)``; bytes it gained are not sent.
         case withLength
         /// As a stream of the file with no length (`Transfer-Encoding: chunked`), read as fast as the
-        /// connection takes it. HTTP/1.1 servers must accept chunked request bodies, but some services
-        /// refuse them (411 Length Required), among them presigned uploads to object stores: choose this
-        /// for servers you know take them.
+        /// connection takes it; the file as it is when each part is read. HTTP/1.1 servers must accept
+        /// chunked request bodies, but some services refuse them (411 Length Required), among them
+        /// presigned uploads to object stores: choose this for servers you know take them.
         case chunked
     }
 

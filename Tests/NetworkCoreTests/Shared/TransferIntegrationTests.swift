@@ -569,4 +569,50 @@ struct LoopbackTransferTests {
         #expect(server.requests.first?.value(forHTTPHeaderField: "Accept") == "text/event-stream")
         #expect(events.task.state == .completed)
     }
+
+    @Test(
+        "a file upload redirected by 307 or 308 is sent whole again, as it was; by 303 it becomes a GET without a body",
+        arguments: TransportUnderTest.fileUploads)
+    func redirectedFileUpload(_ transport: TransportUnderTest) async throws {
+        let server = try LoopbackServer(port: 0) { request in
+            let path = request.url?.path ?? ""
+            if let status = Int(path.dropFirst()), [303, 307, 308].contains(status) {
+                return .respond(StubResponse(statusCode: status, headers: ["Location": "/moved\(status)"]))
+            }
+            return .respond(.json("{}"))
+        }
+        defer { server.kill() }
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let file = scratch.file("upload.bin")
+        let body = alphabet(300_000)
+        try body.write(to: file)
+        let pool = transport.pool()
+        for status in [307, 308, 303] {
+            let endpoint = TestEndpoint(
+                baseURL: server.baseURL, path: "/\(status)", method: .post,
+                task: .file(file, contentType: "application/octet-stream"))
+            let response = try await pool.send(endpoint)
+            #expect(response.statusCode == 200, "\(status)")
+        }
+        let requests = server.requests
+        #expect(requests.map { $0.url?.path ?? "" } == ["/307", "/moved307", "/308", "/moved308", "/303", "/moved303"])
+        #expect(requests.map { $0.httpMethod ?? "" } == ["POST", "POST", "POST", "POST", "POST", "GET"])
+        for (index, request) in requests.enumerated() {
+            let path = request.url?.path ?? ""
+            if path == "/moved303" {
+                #expect(request.httpBody == nil)
+                #expect(request.value(forHTTPHeaderField: "Content-Length") == nil)
+                #expect(request.value(forHTTPHeaderField: "Transfer-Encoding") == nil)
+                continue
+            }
+            #expect(request.httpBody == body, "request \(index), \(path): \(request.httpBody?.count ?? 0) bytes")
+            if transport.sendsFileLength {
+                #expect(request.value(forHTTPHeaderField: "Content-Length") == "300000", "\(path)")
+                #expect(request.value(forHTTPHeaderField: "Transfer-Encoding") == nil, "\(path)")
+            } else {
+                #expect(request.value(forHTTPHeaderField: "Transfer-Encoding") == "chunked", "\(path)")
+            }
+        }
+    }
 }
