@@ -188,6 +188,43 @@ struct TransferFaultTests {
         #expect(server.requests.count == requestsBefore)
     }
 
+    #if os(Linux)
+        /// How many of the process's open descriptors are of `file`.
+        static func descriptors(of file: URL) -> Int {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            return names.filter {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == file.path
+            }.count
+        }
+
+        @Test(
+            "over URLSession, a file upload that ends, fails or is refused by the server leaves no descriptor of the file open",
+            arguments: [URLSessionTransport.FileUploads.withLength, .chunked])
+        func uploadClosesItsFile(_ uploads: URLSessionTransport.FileUploads) async throws {
+            let server = try LoopbackServer(port: 0) { request in
+                request.url?.path == "/refused" ? .respond(StubResponse(statusCode: 413)) : .respond(.json("{}"))
+            }
+            defer { server.kill() }
+            let scratch = try ScratchDirectory()
+            defer { scratch.remove() }
+            let file = scratch.file("upload.bin")
+            try alphabet(300_000).write(to: file)
+            let pool = TaskPool(
+                configuration: .init(
+                    transport: URLSessionTransport(configuration: .ephemeral, fileUploads: uploads), requestTimeout: 10)
+            )
+            for path in ["/ok", "/refused", "/ok"] {
+                let endpoint = TestEndpoint(
+                    baseURL: server.baseURL, path: path, method: .post, task: .file(file, contentType: "text/plain"))
+                let status: Int?
+                do { status = try await pool.send(endpoint).statusCode } catch { status = error.statusCode }
+                #expect(status == (path == "/ok" ? 200 : 413), "\(path)")
+            }
+            #expect(server.requests.count == 3)
+            #expect(Self.descriptors(of: file) == 0)
+        }
+    #endif
+
     @Test("a stream's consumer that falls behind pauses the transfer, and catching up resumes it")
     func backPressure() async throws {
         let body = BodyStream(decoder: RawChunks(), highWater: 100)

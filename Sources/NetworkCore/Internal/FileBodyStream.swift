@@ -40,9 +40,7 @@
             super.init(data: Data())
         }
 
-        deinit {
-            if descriptor >= 0 { _ = closeFile(descriptor) }
-        }
+        deinit { release() }
 
         override var streamStatus: Stream.Status { status }
 
@@ -59,9 +57,14 @@
         }
 
         override func close() {
+            release()
+            if status != .error { status = .closed }
+        }
+
+        /// Closes the file, once: at the body's end or failure (FoundationNetworking never closes the stream).
+        private func release() {
             if descriptor >= 0 { _ = closeFile(descriptor) }
             descriptor = -1
-            if status != .error { status = .closed }
         }
 
         /// True until the last byte has been read: FoundationNetworking ends the body when this is false, so it
@@ -89,6 +92,7 @@
         ) -> Bool { false }
 
         private func end() -> Int {
+            release()
             ended = true
             status = .atEnd
             return 0
@@ -96,6 +100,7 @@
 
         @discardableResult
         private func fail(_ reason: String) -> Int {
+            release()
             failureLock.withLock { $0 = NetworkError.fileAccessFailed(path: path, reason: reason) }
             status = .error
             return -1
