@@ -25,7 +25,6 @@
         private let length: Int?
         private var descriptor: Int32 = -1
         private var sent = 0
-        private var ended = false
         private var status: Stream.Status = .notOpen
         private let failureLock = Locked<NetworkError?>(nil)
 
@@ -69,7 +68,7 @@
 
         /// True until the last byte has been read: FoundationNetworking ends the body when this is false, so it
         /// is true after a failure too, for the next read to report it.
-        override var hasBytesAvailable: Bool { !ended }
+        override var hasBytesAvailable: Bool { status != .atEnd && status != .closed }
 
         override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) -> Int {
             guard status == .open, maxLength > 0 else { return status == .error ? -1 : 0 }
@@ -93,7 +92,6 @@
 
         private func end() -> Int {
             release()
-            ended = true
             status = .atEnd
             return 0
         }

@@ -100,7 +100,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         if tasks.withLock({ _ in entry.cancelled }) { return entry.events.fail(URLError(.cancelled)) }
         let task: URLSessionTask
         switch entry.body {
-        case .file(let url) where request.httpMethod != "GET" && request.httpMethod != "HEAD":
+        case .file(let url) where Self.sendsBody(request):
             #if canImport(FoundationNetworking)
                 // Always a stream of the file (see ``FileBodyStream``: FoundationNetworking's own file upload
                 // can trap when the transfer ends early); with its length, exactly that many bytes.
@@ -269,13 +269,18 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         completionHandler(next)
     }
 
+    /// Whether a request with `request`'s method sends the transfer's file body: not a `GET` or `HEAD`.
+    private static func sendsBody(_ request: URLRequest) -> Bool {
+        request.httpMethod != "GET" && request.httpMethod != "HEAD"
+    }
+
     #if canImport(FoundationNetworking)
         /// Whether `request`, a redirect's next request, sends a body: bytes of its own, or the transfer's
         /// file with a method that has one.
         private static func keepsBody(_ request: URLRequest, from body: RequestBody) -> Bool {
             if let bytes = request.httpBody { return !bytes.isEmpty }
             guard case .file = body else { return false }
-            return request.httpMethod != "GET" && request.httpMethod != "HEAD"
+            return sendsBody(request)
         }
     #endif
 
