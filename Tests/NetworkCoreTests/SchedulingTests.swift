@@ -9,10 +9,12 @@ import Testing
 #endif
 
 /// A test element for the scheduler.
-final class Job: CustomStringConvertible {
+final class Job: CustomStringConvertible, Hashable {
     let name: String
     init(_ name: String) { self.name = name }
     var description: String { name }
+    static func == (lhs: Job, rhs: Job) -> Bool { lhs === rhs }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 
 @Suite("Scheduling: the scheduler value (limits, priorities, the queue)")

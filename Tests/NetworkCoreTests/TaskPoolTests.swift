@@ -132,10 +132,10 @@ struct TaskPoolTests {
         #expect(pool.activeCapacity >= 300, "the table is kept while tasks remain")
         #expect(pool.cancelAll() == 299)
         #expect(pool.activeTasks.isEmpty)
-        #expect(pool.activeCapacity <= TaskPool.keptCapacity)
+        #expect(pool.activeCapacity <= TaskPool.State.keptCapacity)
         for index in 0..<10 { pool.send(TestEndpoint(path: "small/\(index)"), id: "s\(index)") { _ in } }
         let small = pool.activeCapacity
-        #expect(small >= 10 && small <= TaskPool.keptCapacity)
+        #expect(small >= 10 && small <= TaskPool.State.keptCapacity)
         #expect(pool.cancelAll() == 10)
         #expect(pool.activeCapacity == small, "a table within the kept capacity is not reallocated")
     }
@@ -506,11 +506,6 @@ final class QueueTaskExecutor: TaskExecutor {
         let job = UnownedJob(job)
         queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
-}
-
-extension DataTask {
-    /// How many callers wait for this task.
-    var waiterCount: Int { lock.withLock { storage.machine.waiters.count } }
 }
 
 @Suite("Joining: only the same call on the wire")

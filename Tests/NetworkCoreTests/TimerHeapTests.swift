@@ -3,30 +3,19 @@ import Testing
 
 @testable import NetworkCore
 
-/// An owner of heap entries that keeps its slots as a task does.
-final class SlotOwner: TimerHeapOwner {
-    let name: Int
-    var slots: [TimerKind: Int] = [:]
-
-    init(_ name: Int) { self.name = name }
-
-    func timerSlot(_ kind: TimerKind) -> Int? { slots[kind] }
-    func setTimerSlot(_ kind: TimerKind, _ slot: Int?) { slots[kind] = slot }
-}
-
 @Suite("The pool's timer heap")
 struct TimerHeapTests {
-    /// Pops every entry due at `now`, as (owner, kind, time).
-    private func drain(_ heap: inout TimerHeap<SlotOwner>, at now: UInt64) -> [(Int, TimerKind, UInt64)] {
+    /// Pops every entry due at `now`, as (key, kind, time).
+    private func drain(_ heap: inout TimerHeap<Int>, at now: UInt64) -> [(Int, TimerKind, UInt64)] {
         var popped: [(Int, TimerKind, UInt64)] = []
-        while let entry = heap.popDue(at: now) { popped.append((entry.owner.name, entry.kind, entry.time)) }
+        while let entry = heap.popDue(at: now) { popped.append((entry.key, entry.kind, entry.time)) }
         return popped
     }
 
-    @Test("entries come out earliest first, only once due, and each owner knows where its entries are")
+    @Test("entries come out earliest first, only once due, and none is left once all are out")
     func order() {
-        var heap = TimerHeap<SlotOwner>()
-        let owners = (0..<50).map(SlotOwner.init)
+        var heap = TimerHeap<Int>()
+        let owners = Array(0..<50)
         var generator = SystemRandomNumberGenerator()
         var times: [UInt64] = []
         for owner in owners {
@@ -45,47 +34,44 @@ struct TimerHeapTests {
         #expect(rest.map(\.2) == times.filter { $0 > 500 }.sorted())
         #expect(heap.count == 0)
         #expect(heap.earliest == nil)
-        #expect(owners.allSatisfy { $0.slots.values.allSatisfy { _ in false } })
+        #expect(owners.allSatisfy { !heap.contains(.deadline, of: $0) && !heap.contains(.stall, of: $0) })
     }
 
-    @Test("removing an owner's entry takes out that one alone, wherever it is, and setting it again replaces it")
+    @Test("removing a key's entry takes out that one alone, wherever it is, and setting it again replaces it")
     func removal() {
-        var heap = TimerHeap<SlotOwner>()
-        let owners = (0..<40).map(SlotOwner.init)
+        var heap = TimerHeap<Int>()
+        let owners = Array(0..<40)
         for owner in owners {
-            heap.insert(UInt64(1_000 - owner.name * 10), for: owner, kind: .deadline, seconds: 1)
-            heap.insert(UInt64(owner.name * 7 + 3), for: owner, kind: .stall, seconds: 1)
+            heap.insert(UInt64(1_000 - owner * 10), for: owner, kind: .deadline, seconds: 1)
+            heap.insert(UInt64(owner * 7 + 3), for: owner, kind: .stall, seconds: 1)
         }
         // Every third owner ends: both its entries go; every fifth sets its stall check again, later.
-        for owner in owners where owner.name % 3 == 0 {
-            heap.remove(.deadline, of: owner)
-            heap.remove(.stall, of: owner)
-            #expect(owner.slots.isEmpty)
+        for owner in owners where owner % 3 == 0 {
+            heap.removeAll(of: owner)
+            #expect(!heap.contains(.deadline, of: owner) && !heap.contains(.stall, of: owner))
         }
-        for owner in owners where owner.name % 3 != 0 && owner.name % 5 == 0 {
-            heap.insert(5_000 + UInt64(owner.name), for: owner, kind: .stall, seconds: 1)
+        for owner in owners where owner % 3 != 0 && owner % 5 == 0 {
+            heap.insert(5_000 + UInt64(owner), for: owner, kind: .stall, seconds: 1)
         }
-        let kept = owners.filter { $0.name % 3 != 0 }
+        let kept = owners.filter { $0 % 3 != 0 }
         #expect(heap.count == kept.count * 2)
         // Removing what is not there does nothing.
         heap.remove(.stall, of: owners[0])
         #expect(heap.count == kept.count * 2)
         for owner in kept {
-            // The slots each owner holds point at its own entries.
-            #expect(owner.slots.count == 2)
+            #expect(heap.contains(.deadline, of: owner) && heap.contains(.stall, of: owner))
         }
         let popped = drain(&heap, at: .max)
         #expect(popped.count == kept.count * 2)
         #expect(popped.map(\.2) == popped.map(\.2).sorted())
         var expected: [(Int, TimerKind, UInt64)] = []
         for owner in kept {
-            expected.append((owner.name, .deadline, UInt64(1_000 - owner.name * 10)))
-            expected.append(
-                (owner.name, .stall, owner.name % 5 == 0 ? 5_000 + UInt64(owner.name) : UInt64(owner.name * 7 + 3)))
+            expected.append((owner, .deadline, UInt64(1_000 - owner * 10)))
+            expected.append((owner, .stall, owner % 5 == 0 ? 5_000 + UInt64(owner) : UInt64(owner * 7 + 3)))
         }
         let key = { (entry: (Int, TimerKind, UInt64)) in "\(entry.0) \(entry.1) \(entry.2)" }
         #expect(Set(popped.map(key)) == Set(expected.map(key)))
-        #expect(kept.allSatisfy { $0.slots.isEmpty })
+        #expect(kept.allSatisfy { !heap.contains(.deadline, of: $0) && !heap.contains(.stall, of: $0) })
     }
 
     @Test("the pool keeps a timer for each running task's deadline and stall check, and none once it ends")

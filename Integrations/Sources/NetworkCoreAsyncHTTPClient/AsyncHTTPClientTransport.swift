@@ -24,8 +24,9 @@ import NetworkCoreNIOSupport
 /// ```
 ///
 /// The transport makes its own `HTTPClient` from the configuration you give, and:
-/// - follows redirects itself, as the task's ``RedirectPolicy`` says (credentials stay behind when the
-///   origin changes): the client's own `redirectConfiguration` is set to `.disallow`;
+/// - reports a redirect as the answer, and the pool follows it as the task's ``RedirectPolicy`` says
+///   (credentials stay behind when the origin changes): the client's own `redirectConfiguration` is set
+///   to `.disallow`;
 /// - waits for the response's head at most the request's `timeoutInterval` (the endpoint's `timeout`);
 ///   between body chunks, the client's read timeout applies (60 s in ``defaultConfiguration``);
 /// - reports errors as `URLError`s with the codes ``RetryPolicy`` knows (`.timedOut`,
@@ -54,14 +55,15 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     /// Creates a transport with a client of its own, made from `configuration` on `eventLoopGroup`.
-    /// The configuration's redirect setting is replaced: the transport follows redirects itself, as the
-    /// task's ``RedirectPolicy`` says.
+    /// The configuration's redirect setting is replaced: the pool follows redirects, as the task's
+    /// ``RedirectPolicy`` says.
     public init(
         configuration: HTTPClient.Configuration = AsyncHTTPClientTransport.defaultConfiguration,
         eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup
     ) {
         var configuration = configuration
         configuration.redirectConfiguration = .disallow
+        maximumRequestsPerHost = configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit
         if case .enabled = configuration.decompression { decompresses = true } else { decompresses = false }
         client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
     }
@@ -81,6 +83,10 @@ public final class AsyncHTTPClientTransport: Transport {
         if !isShutDown.withLockedValue({ $0 }) { client.shutdown { _ in } }
     }
 
+    /// The client's connections per host (`connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit`, 8
+    /// by default): a pool runs as many tasks per host at once, and the rest wait in its queue.
+    public let maximumRequestsPerHost: Int?
+
     /// Starts `request` in a Swift task of its own: its head, body chunks, redirects, bytes sent and end go
     /// to `events`.
     public func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
@@ -96,51 +102,22 @@ public final class AsyncHTTPClientTransport: Transport {
         return transfer
     }
 
-    /// Sends `request`, following redirects as the task's policy says, then reports the answer.
+    /// Sends `request`, then reports the answer.
     private func run(_ request: URLRequest, body: RequestBody, events: TransportEvents, transfer: Transfer) async throws
     {
-        var current = request
-        var body = body
-        var hops = 0
-        while true {
-            let (outgoing, sentWhole) = try await outgoingRequest(current, body: body, events: events)
-            let wait = current.timeoutInterval > 0 ? min(current.timeoutInterval, 86_400 * 365) : 86_400 * 365
-            let response = try await client.execute(
-                outgoing, deadline: NIODeadline.now() + TimeAmount.nanoseconds(Int64(wait * 1e9)))
-            if let next = try await redirect(from: current, body: body, response: response, hops: &hops, events: events)
-            {
-                (current, body) = next
-                continue
-            }
-            if let sentWhole { events.sent(totalBytes: sentWhole, expected: sentWhole) }
-            let head = HTTPURLResponse.head(
-                status: Int(response.status.code), version: response.version, headers: response.headers,
-                url: current.url ?? request.url)
-            guard events.receive(head: head) else { return }
-            for try await buffer in response.body {
-                await transfer.waitWhilePaused()
-                guard events.receive(body: Data(sharing: buffer)) else { return }
-            }
-            return events.finish()
+        let (outgoing, sentWhole) = try await outgoingRequest(request, body: body, events: events)
+        let wait = request.timeoutInterval > 0 ? min(request.timeoutInterval, 86_400 * 365) : 86_400 * 365
+        let response = try await client.execute(
+            outgoing, deadline: NIODeadline.now() + TimeAmount.nanoseconds(Int64(wait * 1e9)))
+        if let sentWhole { events.sent(totalBytes: sentWhole, expected: sentWhole) }
+        let head = HTTPURLResponse.head(
+            status: Int(response.status.code), version: response.version, headers: response.headers, url: request.url)
+        guard events.receive(head: head) else { return }
+        for try await buffer in response.body {
+            await transfer.waitWhilePaused()
+            guard events.receive(body: Data(sharing: buffer)) else { return }
         }
-    }
-
-    /// The request to send next and its body when `response` is a redirect the policy follows (its body
-    /// read and dropped, the hop reported); `nil` when it is the answer.
-    private func redirect(
-        from request: URLRequest, body: RequestBody, response: HTTPClientResponse, hops: inout Int,
-        events: TransportEvents
-    ) async throws -> (URLRequest, RequestBody)? {
-        guard
-            let (next, nextBody) = events.redirectPolicy.next(
-                after: request, body: body, status: Int(response.status.code),
-                location: response.headers.first(name: "Location"), hop: hops + 1)
-        else { return nil }
-        hops += 1
-        // Read to its end, so that the connection serves the next request; a large one is dropped with it.
-        _ = try? await response.body.collect(upTo: 1 << 20)
-        events.redirected(statusCode: Int(response.status.code), to: next.url)
-        return (next, nextBody)
+        events.finish()
     }
 
     /// Bodies up to this size (in memory, or a file read at once) go in one write with the request, and

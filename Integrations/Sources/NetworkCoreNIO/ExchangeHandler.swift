@@ -9,8 +9,8 @@ import NetworkCoreNIOSupport
     import FoundationNetworking
 #endif
 
-/// One request and its response on a connection: what the response's head, body and end mean for the
-/// task (the answer, or a redirect to follow), and how the exchange ended.
+/// One request and its response on a connection: its head, body and end go to the transfer's events,
+/// and how the exchange ended.
 ///
 /// Made by the transport's Swift task; its mutable state is touched on the connection's event loop only,
 /// but for ``isOver``, which is locked.
@@ -21,8 +21,6 @@ final class Exchange: @unchecked Sendable {
         case answered
         /// The events took no more (the task ended, or the answer is too large): report nothing more.
         case stopped
-        /// The answer is a redirect the policy follows: send this request next.
-        case redirected(URLRequest, RequestBody)
     }
 
     /// How an exchange ended, and whether its connection can serve another.
@@ -36,23 +34,20 @@ final class Exchange: @unchecked Sendable {
     let events: TransportEvents
     let timeout: TimeAmount?
     let promise: EventLoopPromise<End>
-    private let hops: Int
 
     /// Whether any of the response has arrived (event loop only).
     var receivedAnything = false
     /// Whether the whole request has been written (event loop only).
     var requestSent = false
     private var keepAlive = true
-    private var redirect: (URLRequest, RequestBody)?
     private let over = NIOLockedValueBox(false)
 
     init(
-        request: URLRequest, body: RequestBody, hops: Int, events: TransportEvents, timeout: TimeAmount?,
+        request: URLRequest, body: RequestBody, events: TransportEvents, timeout: TimeAmount?,
         promise: EventLoopPromise<End>
     ) {
         self.request = request
         self.body = body
-        self.hops = hops
         self.events = events
         self.timeout = timeout
         self.promise = promise
@@ -67,26 +62,18 @@ final class Exchange: @unchecked Sendable {
         receivedAnything = true
         keepAlive = head.isKeepAlive
         let status = Int(head.status.code)
-        if let next = events.redirectPolicy.next(
-            after: request, body: body, status: status, location: head.headers.first(name: "Location"), hop: hops + 1)
-        {
-            redirect = next
-            events.redirected(statusCode: status, to: next.0.url)
-            return true
-        }
         return events.receive(
             head: HTTPURLResponse.head(status: status, version: head.version, headers: head.headers, url: request.url))
     }
 
-    /// A piece of the body arrived; returns whether to read on. A redirect's body is dropped.
+    /// A piece of the body arrived; returns whether to read on.
     func receive(body: ByteBuffer) -> Bool {
-        redirect != nil || events.receive(body: Data(sharing: body))
+        events.receive(body: Data(sharing: body))
     }
 
     /// The response ended: the exchange's outcome; its connection serves another when both sides kept it.
     func end() {
-        let outcome = redirect.map { Outcome.redirected($0.0, $0.1) } ?? .answered
-        let end = End(outcome: outcome, reusable: keepAlive && requestSent)
+        let end = End(outcome: .answered, reusable: keepAlive && requestSent)
         settle { $0.succeed(end) }
     }
 

@@ -27,7 +27,7 @@ import NetworkCoreNIOSupport
 ///   a reused connection that the server had closed is replaced once, for a body that can be sent again;
 /// - bodies stream both ways: a file or a stream is read as the connection takes it; a response body
 ///   goes to the pool as it arrives, and reading stops while a stream's consumer falls behind;
-/// - follows redirects itself, as the task's ``RedirectPolicy`` says;
+/// - reports a redirect as the answer: the pool follows it as the task's ``RedirectPolicy`` says;
 /// - the request's `timeoutInterval` (the endpoint's `timeout`) bounds connecting and each wait for
 ///   the server's next bytes, as in `URLSession`;
 /// - compressed answers (`gzip`, `deflate`) are decoded (``Configuration/decompression``);
@@ -94,6 +94,10 @@ public final class NIOTransport: Transport {
         connections.closeIdle()
     }
 
+    /// ``Configuration/maximumIdleConnectionsPerHost``: the requests to one host it carries at once on
+    /// connections it keeps (a pool runs as many tasks per host at once).
+    public var maximumRequestsPerHost: Int? { configuration.maximumIdleConnectionsPerHost }
+
     /// Starts `request` in a Swift task of its own; its head and body chunks are reported from the
     /// connection's event loop, its end from that task.
     public func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
@@ -109,23 +113,19 @@ public final class NIOTransport: Transport {
         return transfer
     }
 
-    /// Sends `request` and the requests its redirects lead to, until the answer.
+    /// Sends `request` and reports its answer.
     private func run(_ request: URLRequest, body: RequestBody, events: TransportEvents, transfer: Transfer) async throws
     {
-        var (request, body, hops) = (request, body, 0)
-        while true {
-            switch try await exchange(request, body: body, hops: hops, events: events, transfer: transfer) {
-            case .answered: return events.finish()
-            case .stopped: return
-            case .redirected(let next, let nextBody): (request, body, hops) = (next, nextBody, hops + 1)
-            }
+        switch try await exchange(request, body: body, events: events, transfer: transfer) {
+        case .answered: events.finish()
+        case .stopped: break
         }
     }
 
     /// One request and its response on a connection of the pool, sent again once on a new connection
     /// when a reused one turns out to have been closed by the server before it answered.
     private func exchange(
-        _ request: URLRequest, body: RequestBody, hops: Int, events: TransportEvents, transfer: Transfer
+        _ request: URLRequest, body: RequestBody, events: TransportEvents, transfer: Transfer
     ) async throws -> Exchange.Outcome {
         guard let url = request.url, let target = Target(url) else { throw Self.unusable(request.url) }
         let head = try Self.head(of: request, target: target, body: body)
@@ -141,7 +141,7 @@ public final class NIOTransport: Transport {
                 throw CancellationError()
             }
             let exchange = Exchange(
-                request: request, body: body, hops: hops, events: events, timeout: timeout,
+                request: request, body: body, events: events, timeout: timeout,
                 promise: connection.channel.eventLoop.makePromise())
             do {
                 let end = try await Self.perform(exchange, head: head, sending: sending, on: connection.channel)

@@ -45,20 +45,3 @@ extension HTTPURLResponse {
             httpVersion: "HTTP/\(version.major).\(version.minor)", headerFields: fields)!
     }
 }
-
-extension RedirectPolicy {
-    /// The request to send next, and its body, when an answer with `status` and `location` is a redirect
-    /// this policy follows as hop `hop`; `nil` when it is the answer. A 307 or 308 keeps the method and
-    /// the body, but a stream body, read once, cannot be sent again: its redirect is the answer.
-    package func next(
-        after request: URLRequest, body: RequestBody, status: Int, location: String?, hop: Int
-    ) -> (URLRequest, RequestBody)? {
-        guard [301, 302, 303, 307, 308].contains(status), let location,
-            let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
-            let next = self.request(forHop: hop, after: request, statusCode: status, to: target)
-        else { return nil }
-        let keepsBody = next.httpMethod == request.httpMethod
-        if keepsBody, case .stream = body { return nil }
-        return (next, keepsBody ? body : .none)
-    }
-}

@@ -152,7 +152,7 @@ struct NIOTransportTests {
                 let head = try NIOTransport.head(of: request, target: Target(request.url!)!, body: body)
                 let sending = try await NIOTransport.sending(body)
                 let exchange = Exchange(
-                    request: request, body: body, hops: 0, events: events, timeout: nil,
+                    request: request, body: body, events: events, timeout: nil,
                     promise: channel.eventLoop.makePromise())
                 _ = try await NIOTransport.perform(exchange, head: head, sending: sending, on: channel)
             }

@@ -7,7 +7,10 @@ import Foundation
 /// Applies a credential to every request and renews it when it is rejected or expired: once,
 /// however many requests need it at the same time.
 ///
-/// - Requests sent while a renewal runs wait for it instead of going out with the old credential.
+/// - Requests sent while a renewal runs wait for it instead of going out with the old credential; so
+///   does a request adapted with the old credential just before the renewal began, but not yet handed
+///   to the transport (see ``isCurrent(_:context:)``): no request goes out with a credential once its
+///   renewal has begun.
 /// - When a renewal succeeds, every request that waited or was rejected is sent again, under
 ///   its own task id, with the new credential.
 /// - When it fails, the credential is cleared and every waiting request fails with
@@ -30,9 +33,16 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestInterceptor {
     /// The window, in seconds, for ``maximumRefreshes``.
     public let refreshWindow: TimeInterval
 
-    private var credential: A.Credential?
+    private var credential: A.Credential? {
+        didSet { gate.withLock { $0.credential = credential } }
+    }
     private var lastFailure: AuthenticationFailure?
-    private var refreshTask: Task<A.Credential, any Error>?
+    private var refreshTask: Task<A.Credential, any Error>? {
+        didSet { gate.withLock { $0.renewing = refreshTask != nil } }
+    }
+    /// The credential in use and whether a renewal runs, as ``isCurrent(_:context:)`` reads them without
+    /// waiting for the actor: changed with them, in the same step on the actor.
+    private nonisolated let gate: Locked<(credential: A.Credential?, renewing: Bool)>
     private var recentRefreshes: [UInt64] = []
     private var refreshes = 0
 
@@ -41,6 +51,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestInterceptor {
         authenticator: A, credential: A.Credential?, maximumRefreshes: Int = 3, refreshWindow: TimeInterval = 30
     ) {
         self.authenticator = authenticator
+        gate = Locked((credential, false))
         self.credential = credential
         self.maximumRefreshes = maximumRefreshes
         self.refreshWindow = refreshWindow
@@ -79,6 +90,18 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestInterceptor {
         var adapted = request
         authenticator.apply(credential, to: &adapted)
         return adapted
+    }
+
+    /// Whether `request` carries the credential in use, with no renewal running: `false` has the pool
+    /// adapt it again (waiting for the renewal), so that a request adapted just before a renewal began
+    /// does not go out with the credential it replaces. Endpoints that need no authentication are
+    /// always current.
+    public nonisolated func isCurrent(_ request: URLRequest, context: AttemptContext) -> Bool {
+        guard context.requiresAuthentication else { return true }
+        let (credential, renewing) = gate.withLock { ($0.credential, $0.renewing) }
+        guard !renewing else { return false }
+        guard let credential else { return true }
+        return authenticator.isRequest(request, authenticatedWith: credential)
     }
 
     /// After a rejection: sends again at once if the credential was renewed since the request

@@ -13,6 +13,9 @@ import Foundation
 /// - **retry**, after every failed attempt except cancellation and deadline expiry: the
 ///   endpoint's interceptors in order, then the pool's. The first answer other than
 ///   ``RetryDecision/doNotRetry`` wins.
+/// - **isCurrent**, right before an adapted request is handed to the transport: an interceptor that
+///   says the request is no longer current (a credential it applied has been replaced since) has it
+///   adapted again, so that no request goes out with what its adaptation no longer stands for.
 ///
 /// ```swift
 /// struct Signer: RequestInterceptor {
@@ -30,11 +33,21 @@ public protocol RequestInterceptor: Sendable {
 
     /// What to do after `request` failed with `failure`. The default is ``RetryDecision/doNotRetry``.
     func retry(_ request: URLRequest, failing failure: NetworkError, context: AttemptContext) async -> RetryDecision
+
+    /// Whether `request`, as adapted for this attempt, may still be sent now. The pool asks every
+    /// interceptor right before it hands the request to the transport, on that thread, so the answer
+    /// must come at once; any `false` has the request adapted again. The default is `true`.
+    /// ``AuthenticationInterceptor`` answers `false` while a renewal runs or once the credential on the
+    /// request has been replaced.
+    func isCurrent(_ request: URLRequest, context: AttemptContext) -> Bool
 }
 
 extension RequestInterceptor {
     /// Returns the request unchanged.
     public func adapt(_ request: URLRequest, context: AttemptContext) async throws -> URLRequest { request }
+
+    /// `true`: an adapted request stays current.
+    public func isCurrent(_ request: URLRequest, context: AttemptContext) -> Bool { true }
 
     /// Does not retry.
     public func retry(

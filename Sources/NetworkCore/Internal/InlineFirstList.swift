@@ -20,6 +20,17 @@ struct InlineFirstList<Element>: Sequence {
         return others.firstIndex(where: matches).map { others.remove(at: $0) }
     }
 
+    /// Replaces the first element that `matches` with `element`. Returns whether there was one.
+    mutating func replace(where matches: (Element) -> Bool, with element: Element) -> Bool {
+        if let current = first, matches(current) {
+            first = element
+            return true
+        }
+        guard let index = others.firstIndex(where: matches) else { return false }
+        others[index] = element
+        return true
+    }
+
     /// The last element that `matches`, if there is one.
     func last(where matches: (Element) -> Bool) -> Element? {
         if let element = others.last(where: matches) { return element }

@@ -1,33 +1,34 @@
-/// What a ``TimerHeap`` holds entries for: each owner has at most one entry of each kind, and keeps
-/// where it is in the heap, so that removing it needs no search.
-protocol TimerHeapOwner: AnyObject {
-    /// Where this owner's entry of `kind` is in the heap, or `nil` when it has none. Only the heap sets it.
-    func timerSlot(_ kind: TimerKind) -> Int?
-    func setTimerSlot(_ kind: TimerKind, _ slot: Int?)
-}
-
 /// Which of a task's timers an entry is.
-enum TimerKind: Sendable {
+enum TimerKind: UInt8, Sendable, CaseIterable {
     /// The task's deadline: it fails with ``NetworkError/deadlineExceeded(seconds:)``.
     case deadline
     /// The task's next stall check.
     case stall
+    /// The end of the wait before the task's next attempt.
+    case retry
 }
 
-/// Due times, earliest first: a binary min-heap of entries, each for one owner and kind, which tells
-/// each owner where its entries are, so that an owner that ends takes them out at once and no entry
-/// outlives what it is for. Not thread-safe: its owner guards it (the pool, with its lock).
-struct TimerHeap<Owner: TimerHeapOwner> {
+/// Due times, earliest first: a binary min-heap of entries, at most one per key and kind, which knows
+/// where each entry is, so that a task that ends takes its entries out at once and no entry outlives
+/// what it is for. A value: its owner guards it.
+struct TimerHeap<Key: Hashable> {
     struct Entry {
         /// When it is due, by `MonotonicClock`.
         var time: UInt64
-        let owner: Owner
+        let key: Key
         let kind: TimerKind
         /// What it stands for: a deadline's seconds (for its error), a stall threshold.
         let seconds: Double
     }
 
+    /// Where an entry is in `entries`, by key and kind.
+    private struct Slot: Hashable {
+        let key: Key
+        let kind: TimerKind
+    }
+
     private var entries: [Entry] = []
+    private var slots: [Slot: Int] = [:]
 
     /// How many entries there are.
     var count: Int { entries.count }
@@ -35,18 +36,27 @@ struct TimerHeap<Owner: TimerHeapOwner> {
     /// When the earliest entry is due, or `nil` when there is none.
     var earliest: UInt64? { entries.first?.time }
 
-    /// Adds an entry for `owner` of `kind`, due at `time`, replacing the one it had of that kind.
-    mutating func insert(_ time: UInt64, for owner: Owner, kind: TimerKind, seconds: Double) {
-        remove(kind, of: owner)
-        entries.append(Entry(time: time, owner: owner, kind: kind, seconds: seconds))
-        owner.setTimerSlot(kind, entries.count - 1)
+    /// Whether `key` has an entry of `kind`.
+    func contains(_ kind: TimerKind, of key: Key) -> Bool { slots[Slot(key: key, kind: kind)] != nil }
+
+    /// Adds an entry for `key` of `kind`, due at `time`, replacing the one it had of that kind.
+    mutating func insert(_ time: UInt64, for key: Key, kind: TimerKind, seconds: Double) {
+        remove(kind, of: key)
+        entries.append(Entry(time: time, key: key, kind: kind, seconds: seconds))
+        slots[Slot(key: key, kind: kind)] = entries.count - 1
         siftUp(entries.count - 1)
     }
 
-    /// Takes out `owner`'s entry of `kind`, if it has one.
-    mutating func remove(_ kind: TimerKind, of owner: Owner) {
-        guard let slot = owner.timerSlot(kind) else { return }
+    /// Takes out `key`'s entry of `kind`, if it has one.
+    mutating func remove(_ kind: TimerKind, of key: Key) {
+        guard !entries.isEmpty, let slot = slots[Slot(key: key, kind: kind)] else { return }
         _ = take(at: slot)
+    }
+
+    /// Takes out every entry of `key`.
+    mutating func removeAll(of key: Key) {
+        guard !entries.isEmpty else { return }
+        for kind in TimerKind.allCases { remove(kind, of: key) }
     }
 
     /// Takes out the earliest entry if it is due at `now`.
@@ -57,11 +67,11 @@ struct TimerHeap<Owner: TimerHeapOwner> {
 
     private mutating func take(at slot: Int) -> Entry {
         let taken = entries[slot]
-        taken.owner.setTimerSlot(taken.kind, nil)
+        slots.removeValue(forKey: Slot(key: taken.key, kind: taken.kind))
         let last = entries.removeLast()
         if slot < entries.count {
             entries[slot] = last
-            last.owner.setTimerSlot(last.kind, slot)
+            slots[Slot(key: last.key, kind: last.kind)] = slot
             if slot > 0, entries[slot].time < entries[(slot - 1) / 2].time {
                 siftUp(slot)
             } else {
@@ -69,7 +79,10 @@ struct TimerHeap<Owner: TimerHeapOwner> {
             }
         }
         // A heap that has drained, by ends or by firing, keeps the capacity it grew to: give a large table back.
-        if entries.isEmpty, entries.capacity > 64 { entries = [] }
+        if entries.isEmpty, entries.capacity > 64 {
+            entries = []
+            slots = [:]
+        }
         return taken
     }
 
@@ -98,7 +111,7 @@ struct TimerHeap<Owner: TimerHeapOwner> {
 
     private mutating func swapAt(_ a: Int, _ b: Int) {
         entries.swapAt(a, b)
-        entries[a].owner.setTimerSlot(entries[a].kind, a)
-        entries[b].owner.setTimerSlot(entries[b].kind, b)
+        slots[Slot(key: entries[a].key, kind: entries[a].kind)] = a
+        slots[Slot(key: entries[b].key, kind: entries[b].kind)] = b
     }
 }

@@ -180,6 +180,7 @@ public final class HARRecorder: @unchecked Sendable {
 ///
 /// The answer passes through as it arrives, chunk by chunk, so that downloads and streams keep their
 /// memory and back-pressure; the recorder keeps at most its ``HARRecorder/bodyLimit`` of each body.
+/// Each request is an entry, a redirect's included (the pool follows redirects as requests of their own).
 public struct RecordingTransport: Transport {
     /// The transport that sends.
     public let base: any Transport
@@ -192,20 +193,26 @@ public struct RecordingTransport: Transport {
         self.recorder = recorder
     }
 
+    /// As many requests at once per host as the base transport.
+    public var maximumRequestsPerHost: Int? { base.maximumRequestsPerHost }
+
     /// Sends through the base transport with its body (a file, a form, a stream included), passes its
     /// answer on as it comes, and records the exchange when the transfer ends, however it ends.
     public func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
-        let exchange = RecordedExchange(request, recorder: recorder)
-        return base.start(request, body: body, events: TransportEvents(relayingTo: events, tap: exchange.observe))
+        let exchange = RecordedExchange(request, recorder: recorder, passingTo: events.receiver)
+        return base.start(request, body: body, events: events.reporting(to: exchange))
     }
 }
 
-/// One exchange recorded as it streams: the wait for its head, the head, and the first bytes of its body
-/// up to the recorder's limit (its size counted whole), written to the recorder when the transfer ends.
-final class RecordedExchange: @unchecked Sendable {
+/// One exchange recorded as it streams: a receiver that passes every report on to the next one, and
+/// keeps the wait for the head, the head, and the first bytes of the body up to the recorder's limit
+/// (its size counted whole), written to the recorder when the transfer ends, however it ends: once
+/// the next receiver takes no more, that is the end, as cancelled.
+final class RecordedExchange: TransportReceiver, @unchecked Sendable {
     // @unchecked Sendable: the `var`s are touched under `lock` only.
     private let request: URLRequest
     private let recorder: HARRecorder
+    private let next: any TransportReceiver
     private let startedAt = Date()
     private let start = MonotonicClock.now()
     private let lock = Lock()
@@ -213,38 +220,69 @@ final class RecordedExchange: @unchecked Sendable {
     private var head: HTTPURLResponse?
     private var kept = Data()
     private var size = 0
+    private var recorded = false
 
-    init(_ request: URLRequest, recorder: HARRecorder) {
+    init(_ request: URLRequest, recorder: HARRecorder, passingTo next: any TransportReceiver) {
         self.request = request
         self.recorder = recorder
+        self.next = next
     }
 
-    func observe(_ event: TransportEvents.Relayed) {
-        switch event {
-        case .head(let response):
-            lock.withLock {
-                firstByte = firstByte ?? MonotonicClock.now()
-                // A new head starts the body again (a redirect the transport follows itself).
-                head = response
-                kept = Data()
-                size = 0
-            }
-        case .body(let data):
-            lock.withLock {
-                size += data.count
-                let room = recorder.bodyLimit + 1 - kept.count
-                if room > 0 { kept.append(data.prefix(room)) }
-            }
-        case .end(let error):
-            let seen = lock.withLock { (firstByte: self.firstByte, head: self.head, kept: self.kept, size: self.size) }
-            let end = MonotonicClock.now()
-            let first = seen.firstByte ?? end
-            recorder.record(
-                request, response: error == nil ? seen.head : nil, body: error == nil ? seen.kept : nil,
-                bodySize: error == nil ? seen.size : 0, error: error, startedAt: startedAt,
-                wait: MonotonicClock.seconds(from: start, to: first),
-                receive: MonotonicClock.seconds(from: first, to: end))
+    func receive(head response: HTTPURLResponse) -> Bool {
+        lock.withLock {
+            firstByte = firstByte ?? MonotonicClock.now()
+            // A new head starts the body again (a redirect the transport follows itself).
+            head = response
+            kept = Data()
+            size = 0
         }
+        return passedOn(next.receive(head: response))
+    }
+
+    func receive(body data: Data) -> Bool {
+        lock.withLock {
+            size += data.count
+            let room = recorder.bodyLimit + 1 - kept.count
+            if room > 0 { kept.append(data.prefix(room)) }
+        }
+        return passedOn(next.receive(body: data))
+    }
+
+    func sent(totalBytes: Int, expected: Int?) { next.sent(totalBytes: totalBytes, expected: expected) }
+
+    func redirected(statusCode: Int, to url: URL?) { next.redirected(statusCode: statusCode, to: url) }
+
+    func finish() {
+        record(lock.withLock { head } == nil ? URLError(.badServerResponse) : nil)
+        next.finish()
+    }
+
+    func fail(_ error: any Error) {
+        record(error)
+        next.fail(error)
+    }
+
+    /// The next receiver's answer: once it takes no more, the transfer is over, and recorded as cancelled.
+    private func passedOn(_ accepted: Bool) -> Bool {
+        if !accepted { record(NetworkError.cancelled) }
+        return accepted
+    }
+
+    /// Writes the exchange to the recorder, the first time only.
+    private func record(_ error: (any Error)?) {
+        let seen = lock.withLock { () -> (firstByte: UInt64?, head: HTTPURLResponse?, kept: Data, size: Int)? in
+            guard !recorded else { return nil }
+            recorded = true
+            return (firstByte, head, kept, size)
+        }
+        guard let seen else { return }
+        let end = MonotonicClock.now()
+        let first = seen.firstByte ?? end
+        recorder.record(
+            request, response: error == nil ? seen.head : nil, body: error == nil ? seen.kept : nil,
+            bodySize: error == nil ? seen.size : 0, error: error, startedAt: startedAt,
+            wait: MonotonicClock.seconds(from: start, to: first),
+            receive: MonotonicClock.seconds(from: first, to: end))
     }
 }
 

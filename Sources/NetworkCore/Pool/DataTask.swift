@@ -8,7 +8,9 @@ import Foundation
 ///
 /// Two tasks are equal when their ids are. Read its properties at any time from any thread;
 /// they change as the call goes on, and stop changing once ``state`` leaves ``State/running``.
-public final class DataTask: @unchecked Sendable {  // mutable state is guarded by the owning pool's `lock`.
+/// A task is a handle: what it reports is read from its pool's state each time.
+public final class DataTask: @unchecked Sendable {
+    // @unchecked Sendable: immutable; what changes about the task is in its pool's state, behind its lock.
     /// Where a task is in its life.
     public enum State: String, Sendable, Hashable {
         /// Sent and not finished.
@@ -53,118 +55,6 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     }
 
     typealias Outcome = Result<Response, NetworkError>
-    typealias Waiter = (token: UInt64, resumer: Resumer)
-
-    /// How a caller waiting for the outcome is told: its suspended Swift task, or a completion handler.
-    enum Resumer: Sendable, TaskWaiter {
-        /// An `async` caller. Unchecked: the pool resumes it exactly once, as it does every waiter
-        /// (a waiter is removed from the task under the lock before it is resumed), and a checked
-        /// continuation would cost an allocation of its own on every send.
-        case continuation(UnsafeContinuation<Outcome, Never>)
-        /// The `async` caller whose send started the task's transfer: woken with the transport's answer,
-        /// it closes the attempt, validates the answer and ends the task itself (see `TaskPool.finish`),
-        /// on its own thread rather than on the session's queue; woken with the outcome if the task ends
-        /// before the answer comes (a cancel, the deadline).
-        case finisher(UnsafeContinuation<Wake, Never>)
-        case handler(@Sendable (Outcome) -> Void)
-
-        func resume(_ outcome: Outcome) {
-            switch self {
-            case .continuation(let continuation): continuation.resume(returning: outcome)
-            case .finisher(let continuation): continuation.resume(returning: .ended(outcome))
-            case .handler(let handler): handler(outcome)
-            }
-        }
-
-        var isFinisher: Bool {
-            if case .finisher = self { return true }
-            return false
-        }
-
-        var isHandler: Bool {
-            if case .handler = self { return true }
-            return false
-        }
-    }
-
-    /// What wakes a ``Resumer/finisher(_:)``: the task's outcome, or the answer to finish the task with.
-    enum Wake: Sendable {
-        case ended(Outcome)
-        case answered(Answer)
-    }
-
-    /// A transport's answer to one attempt of a task, and when it came.
-    struct Answer: Sendable {
-        let result: Result<(Data, HTTPURLResponse), any Error>
-        var attempt: Int
-        var bytesSent: Int
-        /// When the answer arrived, by `MonotonicClock`: the attempt's end.
-        let time: UInt64
-    }
-
-    /// The callers waiting for the outcome, in the order they came.
-    typealias Waiters = InlineFirstList<Waiter>
-
-    struct Storage {
-        /// The task's life: phase, attempts, waiters, runner, timers, outcome (see ``TaskStateMachine``).
-        var machine = TaskStateMachine<Resumer>()
-        var stallReported = false
-        var lastProgress: UInt64 = 0
-        var started: UInt64?
-        var firstByte: UInt64?
-        var attemptStart: UInt64 = 0
-        var attemptFirstByte: UInt64?
-        var attemptBytes = 0
-        /// The attempt being sent, until its timing is closed: its number and the body bytes it sends.
-        var openAttempt: (number: Int, bytesSent: Int)?
-        var attemptTimings = InlineFirstList<TaskTimings.Attempt>()
-        var bytesReceived = 0
-        /// Body bytes of the request sent so far in the current attempt, and how many it has, when known.
-        var bytesSent = 0
-        var bytesToSend: Int?
-        /// Where the current answer's body starts in the whole (a resumed download's kept bytes), and the
-        /// whole's length when the answer named it.
-        var receivedOffset = 0
-        var bytesExpected: Int?
-        /// Those following ``DataTask/progressUpdates``; ended with the task.
-        var progressObservers: [AsyncStream<TransferProgress>.Continuation] = []
-        /// Redirects followed, in every attempt.
-        var redirects = 0
-        /// When the task ended; set in `TaskPool.end`, the one place a task ends.
-        var endTime: UInt64?
-        /// The origin it is sent to (scheme, host and port), what the pool's per-host limit counts.
-        var host = ""
-        /// How soon it starts when tasks wait.
-        var priority = RequestPriority.normal
-        /// The request's URL redacted, made the first time an event or a row needs it.
-        var redactedURL: String?
-        /// It holds one of the pool's slots (it runs), or waits in the pool's queue for one.
-        var holdsSlot = false
-        var isQueued = false
-        /// Where the task's deadline and stall check are in the pool's timer heap; -1 for none.
-        var timerSlots: (deadline: Int32, stall: Int32) = (-1, -1)
-
-        /// Whether the task has ended. Asked of `endTime`, a plain integer, rather than of the machine's
-        /// state, whose every read copies a `Result` through its value witnesses.
-        var hasEnded: Bool { endTime != nil }
-        var outcome: Outcome? { machine.outcome }
-        /// What it does now: waiting in the pool's queue, or its machine's phase.
-        var phase: Phase { isQueued ? .queued : machine.phase }
-        var attempts: Int { machine.attempts }
-    }
-
-    /// What performs a task: a Swift task, or, when nothing needs one, the transfer itself.
-    enum Runner: Sendable {
-        case task(Task<Void, Never>)
-        case transfer(any TransportControl)
-
-        func cancel() {
-            switch self {
-            case .task(let task): task.cancel()
-            case .transfer(let transfer): transfer.cancel()
-            }
-        }
-    }
 
     /// The task's id, unique among the pool's running tasks.
     public let id: String
@@ -174,86 +64,103 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     public let startDate: Date
     /// The service that started it (the endpoint's ``Endpoint/service``), asked for only when shown.
     public var service: String { endpoint.service }
-    /// The request's URL with credentials redacted, as events and rows show it: made once, when first asked.
-    var redactedURL: String {
-        if let made = lock.withLock({ storage.redactedURL }) { return made }
-        let made = Redactor.default.redact(request.url)
-        lock.withLock { storage.redactedURL = made }
-        return made
+
+    /// The task's key in its pool's state, and that state, where everything that changes about the task
+    /// is kept (see ``PoolState``): every property below reads it there.
+    let key: TaskKey
+    let poolState: Locked<TaskPool.State>
+    /// The endpoint, boxed once, when the task is made.
+    let endpoint: any Endpoint
+    /// Where the response body goes: memory, a file, a stream.
+    let delivery: Delivery
+    /// The request body when it is not bytes in the request (a file, a form with files).
+    let upload: Upload
+    /// What the pool's cache does with the task's answer, when it has a cache and the task may use it.
+    let cache: CacheTransaction?
+    /// The interceptors that adapt each attempt (the pool's, then the endpoint's) and those asked about a
+    /// retry (the endpoint's, then the pool's).
+    let interceptors: [any RequestInterceptor]
+    let retriers: [any RequestInterceptor]
+    /// Which redirects it follows, how large an answer may be in memory, how the server's status is read.
+    let redirectPolicy: RedirectPolicy
+    let maximumResponseBytes: Int
+    let statusReader: any ServerStatusReader
+    /// Seconds the whole task may take, retries and waits included.
+    let deadline: TimeInterval?
+    /// The request's URL redacted, made with the task when its pool logs or is inspected.
+    private let madeRedactedURL: String?
+
+    init(
+        id: String, key: TaskKey, poolState: Locked<TaskPool.State>, request: URLRequest, plan: TaskPool.Plan
+    ) {
+        self.id = id
+        self.key = key
+        self.poolState = poolState
+        self.request = request
+        endpoint = plan.endpoint
+        delivery = plan.delivery
+        upload = plan.upload
+        cache = plan.cache
+        interceptors = plan.interceptors
+        retriers = plan.retriers
+        redirectPolicy = plan.redirectPolicy
+        maximumResponseBytes = plan.maximumResponseBytes
+        statusReader = plan.statusReader
+        deadline = plan.deadline
+        madeRedactedURL = plan.redactedURL
+        startDate = Date()
+        LiveObjects.created(.dataTask)
     }
+
+    deinit {
+        // Its record goes with it (a running task's record holds it, so it has ended).
+        poolState.withLock { [key] in $0.forget(key) }
+        LiveObjects.destroyed(.dataTask)
+    }
+
+    /// The task as its pool's state holds it now.
+    private var view: TaskPool.State.View {
+        // A handle's record lives as long as the handle (see `PoolState.forget`).
+        poolState.withLock { [key] in $0.view(key) }!
+    }
+
+    /// The request's URL with credentials redacted, as events and rows show it.
+    var redactedURL: String { madeRedactedURL ?? Redactor.default.redact(request.url) }
+
     /// The request as it goes on the wire before interceptors: with the validators of a stored answer
     /// that the cache is checking.
     var wireRequest: URLRequest {
         guard let cache, cache.validating != nil else { return request }
         return cache.conditional(request)
     }
-    /// Boxed once, when the task is made, and shared with every transport context of the task.
-    let endpoint: any Endpoint
-
-    let sequence: UInt64
-    let startTime: UInt64
-    let lock: Lock
-    /// Guarded by `lock`: every access holds it, so accesses never overlap, and the runtime's dynamic
-    /// exclusivity check (a runtime call on each access from a closure, several per request) is left out.
-    @exclusivity(unchecked) var storage = Storage()
-
-    /// Where the response body goes: memory, a file, a stream.
-    let delivery: Delivery
-    /// The request body when it is not bytes in the request (a file).
-    let upload: Upload
-    /// What the pool's cache does with the task's answer, when it has a cache and the task may use it.
-    let cache: CacheTransaction?
-
-    init(
-        id: String, request: URLRequest, endpoint: any Endpoint, sequence: UInt64, lock: Lock,
-        delivery: Delivery = .memory, upload: Upload = .none, cache: CacheTransaction? = nil
-    ) {
-        self.id = id
-        self.cache = cache
-        self.delivery = delivery
-        self.upload = upload
-        self.endpoint = endpoint
-        self.request = request
-        self.sequence = sequence
-        self.lock = lock
-        startDate = Date()
-        startTime = MonotonicClock.now()
-        LiveObjects.created(.dataTask)
-    }
-
-    deinit { LiveObjects.destroyed(.dataTask) }
 
     /// Where the task is in its life.
     public var state: State {
-        lock.withLock {
-            switch storage.outcome {
-            case nil: .running
-            case .success: .completed
-            case .failure(.cancelled): .cancelled
-            case .failure: .failed
-            }
+        switch view.outcome {
+        case nil: .running
+        case .success: .completed
+        case .failure(.cancelled): .cancelled
+        case .failure: .failed
         }
     }
 
     /// How many times the request has been sent, from 1.
-    public var attempts: Int { lock.withLock { storage.attempts } }
+    public var attempts: Int { view.attempts }
 
     /// What the task is doing now: preparing, waiting for a credential, sending, receiving, backing off.
-    public var phase: Phase { lock.withLock { storage.phase } }
+    public var phase: Phase { view.phase }
 
     /// How soon it starts when tasks wait (see ``TaskPool/reprioritize(id:to:)``).
-    public var priority: RequestPriority { lock.withLock { storage.priority } }
+    public var priority: RequestPriority { view.priority }
 
     /// Body bytes received so far.
-    public var bytesReceived: Int { lock.withLock { storage.bytesReceived } }
+    public var bytesReceived: Int { view.meter.bytesReceived }
 
     /// Redirects followed so far, in every attempt.
-    public var redirects: Int { lock.withLock { storage.redirects } }
+    public var redirects: Int { view.meter.redirects }
 
     /// How far the transfer has come now: bytes sent and received, what they should come to, the rate.
-    public var progress: TransferProgress {
-        lock.withLock { storage.progress(at: storage.endTime ?? MonotonicClock.now()) }
-    }
+    public var progress: TransferProgress { view.meter.progress(at: MonotonicClock.now()) }
 
     /// The task's progress as it changes: the current value at once, then each change (a reader that
     /// falls behind gets the newest), ending after the last value once the task has ended.
@@ -263,79 +170,62 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
     /// ```
     public var progressUpdates: AsyncStream<TransferProgress> {
         AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
-            lock.withLock {
-                continuation.yield(storage.progress(at: storage.endTime ?? MonotonicClock.now()))
-                if storage.hasEnded {
-                    continuation.finish()
-                } else {
-                    storage.progressObservers.append(continuation)
-                }
+            // Told under the lock, so that no change the pool tells after it can come before it.
+            poolState.withLock { [key] state in
+                let (progress, ended) = state.observe(key, with: continuation, at: MonotonicClock.now())
+                continuation.yield(progress)
+                if ended { continuation.finish() }
             }
         }
     }
 
     /// When the task ended, or `nil` while it runs: ``startDate`` plus the task's monotonic duration
     /// (``elapsed``), so a change of the system clock while it ran does not show.
-    public var endDate: Date? { lock.withLock { storage.endTime }.map { startDate.addingTimeInterval(offset($0)) } }
+    public var endDate: Date? {
+        let meter = view.meter
+        return meter.endTime.map { startDate.addingTimeInterval(meter.offset($0)) }
+    }
 
     /// Seconds since the task started, or its whole duration once it has ended.
-    public var elapsed: TimeInterval {
-        let end = lock.withLock { storage.endTime } ?? MonotonicClock.now()
-        return MonotonicClock.seconds(from: startTime, to: end)
-    }
+    public var elapsed: TimeInterval { view.meter.elapsed(at: MonotonicClock.now()) }
 
     /// The accepted response, once the task has completed.
     public var response: Response? {
-        lock.withLock {
-            if case .success(let response) = storage.outcome { return response }
-            return nil
-        }
+        if case .success(let response) = view.outcome { return response }
+        return nil
     }
 
     /// The error, once the task has failed or been cancelled.
     public var error: NetworkError? {
-        lock.withLock {
-            if case .failure(let error) = storage.outcome { return error }
-            return nil
-        }
+        if case .failure(let error) = view.outcome { return error }
+        return nil
     }
 
     /// The request method.
     public var method: String { request.httpMethod ?? "GET" }
 
     /// When each step happened, measured by the pool: queued, started, first byte, finished, each attempt.
-    public var timings: TaskTimings {
-        lock.withLock {
-            TaskTimings(
-                queuedAt: startDate, started: storage.started.map(offset), firstByte: storage.firstByte.map(offset),
-                finished: storage.endTime.map(offset), attempts: Array(storage.attemptTimings))
-        }
-    }
+    public var timings: TaskTimings { view.meter.timings(queuedAt: startDate) }
 
     /// The task as a row of data: id, service, method, redacted URL, phase, attempt, elapsed, bytes.
     public var snapshot: TaskSnapshot {
-        let (phase, attempts, bytes, redirects, progress) = lock.withLock {
-            (
-                storage.phase, storage.attempts, storage.bytesReceived,
-                storage.redirects,
-                storage.progress(at: storage.endTime ?? MonotonicClock.now())
-            )
-        }
+        let view = self.view
+        let now = MonotonicClock.now()
         // A task checking a stored answer with the server says so (its request carries the validators).
-        let validating = cache?.validating != nil && phase != .queued ? ", validating a stored answer" : ""
+        let validating = cache?.validating != nil && view.phase != .queued ? ", validating a stored answer" : ""
         return TaskSnapshot(
             id: id, service: service, method: method, url: redactedURL,
-            phase: phase.description + validating, attempt: attempts, redirects: redirects, elapsed: elapsed,
-            bytesReceived: bytes,
-            progress: progress, startDate: startDate)
+            phase: view.phase.description + validating, attempt: view.attempts, redirects: view.meter.redirects,
+            elapsed: view.meter.elapsed(at: now), bytesReceived: view.meter.bytesReceived,
+            progress: view.meter.progress(at: now), startDate: startDate)
     }
 
-    /// Seconds from the task's start to a monotonic time.
-    func offset(_ time: UInt64) -> TimeInterval { MonotonicClock.seconds(from: startTime, to: time) }
-
-    /// Where the body of `request`, an attempt of this task, comes from: its bytes, or the task's upload.
-    func body(for request: URLRequest) -> RequestBody {
+    /// Where the body of `request`, the first request of an attempt or a redirect's next one, comes from:
+    /// its bytes, or the task's upload when its method has a body and `keepsUpload` (the method did not
+    /// change to `GET` on the way).
+    func body(for request: URLRequest, keepsUpload: Bool = true) -> RequestBody {
         if let bytes = request.httpBody { return .data(bytes) }
+        guard keepsUpload, request.httpMethod != "GET", request.httpMethod != "HEAD" else { return .none }
         return upload.body
     }
 
@@ -347,22 +237,6 @@ public final class DataTask: @unchecked Sendable {  // mutable state is guarded 
         !hasInterceptors && endpoint.interceptors.isEmpty && delivery.isMemory && request.httpMethod == other.httpMethod
             && request.url == other.url && request.httpBody == other.httpBody
             && request.allHTTPHeaderFields == other.allHTTPHeaderFields
-    }
-}
-
-extension DataTask: TimerHeapOwner {
-    // Called by the pool's timer heap, which the pool's lock guards, as it does `storage`.
-    func timerSlot(_ kind: TimerKind) -> Int? {
-        let slot = kind == .deadline ? storage.timerSlots.deadline : storage.timerSlots.stall
-        return slot < 0 ? nil : Int(slot)
-    }
-
-    func setTimerSlot(_ kind: TimerKind, _ slot: Int?) {
-        let value = slot.map { Int32(truncatingIfNeeded: $0) } ?? -1
-        switch kind {
-        case .deadline: storage.timerSlots.deadline = value
-        case .stall: storage.timerSlots.stall = value
-        }
     }
 }
 

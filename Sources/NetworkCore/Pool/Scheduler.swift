@@ -7,7 +7,7 @@
 /// is full), because every change that frees a slot starts what it can (``release(host:)``,
 /// ``resume()``). Removing a waiting task (a cancel, its deadline) or giving it another priority marks
 /// its place stale, to be skipped when reached, so that neither walks a line.
-struct Scheduler<Element: AnyObject> {
+struct Scheduler<Element: Hashable> {
     /// One waiting task: the element and its ticket, the order in which tasks came (a new ticket on a
     /// new priority).
     struct Entry {
@@ -56,7 +56,7 @@ struct Scheduler<Element: AnyObject> {
     /// The lines of the hosts that have waiting tasks.
     private var waiting: [String: HostLines] = [:]
     /// The ticket of each waiting task: an entry whose ticket differs is stale.
-    private var tickets: [ObjectIdentifier: UInt64] = [:]
+    private var tickets: [Element: UInt64] = [:]
     private var nextTicket: UInt64 = 0
 
     init(maximumTotal: Int, maximumPerHost: Int) {
@@ -95,7 +95,7 @@ struct Scheduler<Element: AnyObject> {
 
     /// Takes `element` out of the line, if it waits there. Returns whether it did.
     mutating func remove(_ element: Element, host: String) -> Bool {
-        guard tickets.removeValue(forKey: ObjectIdentifier(element)) != nil else { return false }
+        guard tickets.removeValue(forKey: element) != nil else { return false }
         waiting[host]?.count -= 1
         if waiting[host]?.count == 0 { waiting.removeValue(forKey: host) }
         return true
@@ -124,7 +124,7 @@ struct Scheduler<Element: AnyObject> {
         for lines in waiting.values {
             for priority in RequestPriority.allCases {
                 for entry in lines.lines[priority.rawValue].waiting
-                where tickets[ObjectIdentifier(entry.element)] == entry.ticket {
+                where tickets[entry.element] == entry.ticket {
                     all.append((priority, entry))
                 }
             }
@@ -140,7 +140,7 @@ struct Scheduler<Element: AnyObject> {
 
     private mutating func enqueue(_ element: Element, host: String, priority: RequestPriority) {
         nextTicket += 1
-        tickets[ObjectIdentifier(element)] = nextTicket
+        tickets[element] = nextTicket
         waiting[host, default: HostLines()].lines[priority.rawValue].append(
             Entry(element: element, ticket: nextTicket))
         waiting[host]!.count += 1
@@ -155,8 +155,8 @@ struct Scheduler<Element: AnyObject> {
             // Stale places before the head go with it.
             while let entry = lines.lines[priority.rawValue].first {
                 lines.lines[priority.rawValue].removeFirst()
-                guard tickets[ObjectIdentifier(entry.element)] == entry.ticket else { continue }
-                tickets.removeValue(forKey: ObjectIdentifier(entry.element))
+                guard tickets[entry.element] == entry.ticket else { continue }
+                tickets.removeValue(forKey: entry.element)
                 lines.count -= 1
                 started.append(entry.element)
                 break
@@ -186,7 +186,7 @@ struct Scheduler<Element: AnyObject> {
 
     /// The ticket of the first task of `line` still waiting there (stale places skipped).
     private func freshHead(of line: Line) -> UInt64? {
-        for entry in line.waiting where tickets[ObjectIdentifier(entry.element)] == entry.ticket {
+        for entry in line.waiting where tickets[entry.element] == entry.ticket {
             return entry.ticket
         }
         return nil

@@ -20,7 +20,8 @@ extension TaskPool {
     ) {
         do {
             // The handler waits from the start, so that an answer that comes at once finds it there.
-            _ = try start(endpoint, id: id, immediately: false, waiter: .handler(completion))
+            let sent = try submit(endpoint, id: id, waiter: .handler(completion))
+            if sent.begins { beginAttempt(1, of: sent.task) }
         } catch {
             completion(.failure(error))
         }

@@ -13,11 +13,7 @@ extension TaskPool: CustomDebugStringConvertible {
 
     /// The running tasks, oldest first, each with its place in the queue while it waits.
     func tasksInOrder() -> [(task: DataTask, queuePosition: Int?)] {
-        let (tasks, order) = lock.withLock {
-            (Array(active.values), scheduler.queuedCount > 0 ? scheduler.queueOrder : [])
-        }
-        let places = Dictionary(uniqueKeysWithValues: order.enumerated().map { (ObjectIdentifier($1), $0 + 1) })
-        return tasks.sorted { $0.sequence < $1.sequence }.map { ($0, places[ObjectIdentifier($0)]) }
+        state.withLock { $0.activeTasks }.map { ($0.handle, $0.queuePosition) }
     }
 
     /// The running tasks as a table, oldest first, credentials redacted:

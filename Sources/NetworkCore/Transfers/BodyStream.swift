@@ -224,13 +224,15 @@ final class OpenStream<Decoder: ChunkDecoder>: Sendable {
     init(
         _ endpoint: some Endpoint, id: String?, pool: TaskPool, decoder makeDecoder: (_ elementLimit: Int) -> Decoder
     ) async throws(NetworkError) {
-        let elementLimit = pool.maximumResponseBytes(for: endpoint)
+        let elementLimit = max(1, endpoint.maximumResponseBytes ?? pool.configuration.maximumResponseBytes)
         // Paused at a megabyte unread, or a quarter of the limit if that is less; failed past the limit.
         let body = BodyStream(
             decoder: makeDecoder(elementLimit), highWater: min(1 << 20, max(1, elementLimit / 4)),
             unreadLimit: elementLimit)
-        let (task, _) = try pool.start(endpoint, id: id, immediately: false, delivery: .stream(body))
-        let end: @Sendable (NetworkError) -> Void = { [weak pool] error in pool?.settle(task, with: .failure(error)) }
+        let sent = try pool.submit(endpoint, id: id, delivery: .stream(body))
+        let task = sent.task
+        if sent.begins { pool.beginAttempt(1, of: task) }
+        let end: @Sendable (NetworkError) -> Void = { [weak pool] error in pool?.end(task, with: .failure(error)) }
         httpResponse = try await withTaskCancellationHandler {
             await body.head()
         } onCancel: {

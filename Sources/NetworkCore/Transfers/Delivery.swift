@@ -6,7 +6,8 @@ import Foundation
 
 /// Where a task's response body goes: into memory (a ``Response``'s `body`), into a file, or to a
 /// consumer as it arrives. An answer with a status the pool does not accept is always read into
-/// memory, so that its error body can be read, and never reaches the file or the stream.
+/// memory, so that its error body can be read, and never reaches the file or the stream (see
+/// ``TransferReceiver``, which writes to it).
 enum Delivery: Sendable {
     case memory
     case file(DownloadFile)
@@ -15,6 +16,30 @@ enum Delivery: Sendable {
     var isMemory: Bool {
         if case .memory = self { return true }
         return false
+    }
+
+    /// An accepted answer begins: a download opens (or continues) its file, a stream its body; throws when
+    /// the body cannot go there (a file that cannot be written, an event stream's answer that is not one).
+    func begin(_ head: HTTPURLResponse) throws(NetworkError) {
+        switch self {
+        case .memory: break
+        case .file(let file): try file.begin(head)
+        case .stream(let sink): try sink.begin(head)
+        }
+    }
+
+    /// Body bytes of an accepted answer arrived.
+    func write(_ data: Data) throws(NetworkError) {
+        switch self {
+        case .memory: break
+        case .file(let file): try file.write(data)
+        case .stream(let sink): try sink.receive(data)
+        }
+    }
+
+    /// The transfer's control, once its transport has returned it: a stream pauses and resumes it.
+    func attach(_ control: any TransportControl) {
+        if case .stream(let sink) = self { sink.attach(control) }
     }
 
     /// The destination of a download.

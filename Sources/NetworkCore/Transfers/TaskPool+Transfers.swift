@@ -35,8 +35,8 @@ extension TaskPool {
         -> Response
     {
         let file = try DownloadFile(destination: destination)
-        let (task, finishes) = try start(endpoint, id: id, immediately: true, delivery: .file(file))
-        return try await wait(for: task, finishing: finishes, progress: progress).get()
+        let sent = try submit(endpoint, id: id, delivery: .file(file))
+        return try await wait(for: sent, progress: progress).get()
     }
 
     /// Sends the endpoint's request and returns as soon as the response's head has arrived, with its body

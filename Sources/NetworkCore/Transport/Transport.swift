@@ -8,10 +8,10 @@ import Foundation
 /// through, whatever the transfer (a JSON call, an upload, a download to a file, a stream).
 ///
 /// The pool hands a transport the request's head, where its body comes from (``RequestBody``), and
-/// a ``TransportEvents`` to report to: the response's head, then its body in chunks, then the end.
-/// The transport returns a ``TransportControl`` that cancels the transfer. It never knows which
-/// endpoint, pool or retry it serves; what it needs of the task (its id, which redirects to follow,
-/// how large an answer may be) it reads from the events.
+/// ``TransportEvents`` to report to: the response's head, then its body in chunks, then the end. The
+/// transport returns a ``TransportControl`` that cancels the transfer. It knows nothing else: not the
+/// endpoint, the pool, retries or where the body goes. It does not follow redirects: it reports a 3xx
+/// as the answer, and the pool follows it as the task's ``RedirectPolicy`` says.
 ///
 /// A transport written with async/await implements ``send(_:context:)`` instead, returning the whole
 /// body; the pool drives it through ``start(_:body:events:)`` all the same.
@@ -38,9 +38,20 @@ public protocol Transport: Sendable {
     /// transport with async/await, which the default ``start(_:body:events:)`` runs. Calling it on any
     /// transport collects what ``start(_:body:events:)`` reports.
     func send(_ request: URLRequest, context: TransportContext) async throws -> (Data, HTTPURLResponse)
+
+    /// How many requests the transport carries to one host (scheme, host and port) at once: its
+    /// connections per host, more where it multiplexes. A pool runs at most this many tasks per host
+    /// unless its ``TaskPool/Configuration/maximumTasksPerHost`` says otherwise, so that a request waits
+    /// in the pool's queue, where it can be seen, prioritised and cancelled, rather than inside the
+    /// transport with its timeout running. `nil` (the default) when the transport has no such limit or
+    /// does not say: the pool then runs 6, the connections a browser opens to one host.
+    var maximumRequestsPerHost: Int? { get }
 }
 
 extension Transport {
+    /// No limit said: a pool runs 6 tasks per host.
+    public var maximumRequestsPerHost: Int? { nil }
+
     /// Runs ``send(_:context:)`` in a Swift task of its own and reports its answer in one chunk.
     public func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
         if TransportDefaults.sending == ObjectIdentifier(Self.self) {
@@ -89,8 +100,8 @@ enum TransportDefaults {
     @TaskLocal static var sending: ObjectIdentifier?
 }
 
-/// What a transport may want to know about the task it is sending for, and how a transport written
-/// with ``Transport/send(_:context:)`` reports progress.
+/// What a transport written with ``Transport/send(_:context:)`` may know about the task it is sending
+/// for, and how it reports progress.
 public struct TransportContext: Sendable {
     /// What a transport reports while a request runs.
     public enum Progress: Sendable {
@@ -104,11 +115,13 @@ public struct TransportContext: Sendable {
 
     /// The id of the task in its pool.
     public let taskID: String
-    /// Which redirects to follow, and how (see ``RedirectPolicy``); a transport that follows redirects
-    /// must honour it.
+    /// Which redirects the transport may follow itself. A pool's context says ``RedirectPolicy/never``:
+    /// the pool follows redirects itself, as the task's policy says, so the transport returns a 3xx as
+    /// the answer. A caller of ``Transport/send(_:context:)`` may say otherwise.
     public let redirectPolicy: RedirectPolicy
-    /// The most body bytes the response may have; the pool ends the task with
-    /// ``NetworkError/responseTooLarge(limit:)`` once more arrive, and cancels the transfer.
+    /// The most body bytes the response may have, when the answer is collected in memory by
+    /// ``Transport/send(_:context:)``: once more arrive, it fails with ``NetworkError/responseTooLarge(limit:)``.
+    /// (In a pool, the pool's own limit applies as the answer arrives.)
     public let maximumResponseBytes: Int
     /// The canned answer of the endpoint the request was built from (``Endpoint/sampleData``), for
     /// stand-ins that answer with it.

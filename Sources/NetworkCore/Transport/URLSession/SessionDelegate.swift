@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// The data delegate of a ``URLSessionTransport``'s session: passes each task's head, body chunks,
-/// redirects and end to the transfer's ``TransportEvents``, exactly once to its end. It counts bytes as
+/// bytes sent and end to the transfer's ``TransportEvents``, exactly once to its end. It counts bytes as
 /// they arrive because FoundationNetworking never updates a data task's progress.
 ///
 /// On FoundationNetworking its methods run on the session's own queue (see ``URLSessionTransport``),
@@ -18,18 +18,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// with one lookup and changes it in place.
     final class Entry: TransportControl, @unchecked Sendable {
         // @unchecked Sendable: every `var` is read and written only under the delegate's `tasks` lock.
-        /// The `URLSessionTask` carrying the transfer now, once ``start(_:body:in:events:)`` has made it:
-        /// a redirect the delegate follows itself replaces it.
+        /// The `URLSessionTask` carrying the transfer, once ``start(_:body:in:events:)`` has made it.
         var task: URLSessionTask?
         /// Cancelled by ``cancel()``: no further task is started for it.
         var cancelled = false
         /// Paused by the pool: the current task is suspended.
         var paused = false
-        /// The request to send once the current task has delivered its redirect response (see
-        /// ``urlSession(_:task:willPerformHTTPRedirection:newRequest:completionHandler:)``).
-        var followUp: URLRequest?
-        /// Redirects so far.
-        var hops = 0
         /// The response's head has arrived in the current task.
         var answered = false
         #if canImport(FoundationNetworking)
@@ -150,8 +144,6 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         let cancelled = tasks.withLock { tasks in
             guard !entry.cancelled else { return true }
             entry.task = task
-            entry.followUp = nil
-            entry.answered = false
             tasks[task.taskIdentifier] = entry
             return false
         }
@@ -238,51 +230,19 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             expected: totalBytesExpectedToSend > 0 ? Int(totalBytesExpectedToSend) : nil)
     }
 
+    /// A redirect is never followed here: its response is the transfer's answer, and the pool follows it
+    /// as the task's policy says (with a transfer of its own, its body read anew).
     func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        let entry = tasks.withLock { tasks -> (Entry, Int)? in
-            guard let entry = tasks[task.taskIdentifier] else { return nil }
-            entry.hops += 1
-            return (entry, entry.hops)
-        }
-        // The request that was redirected: the platform's proposed next request is not trusted with method,
-        // body or headers (FoundationNetworking drops a 307's body and keeps credentials on another host).
-        guard let (entry, hop) = entry, let previous = task.currentRequest ?? task.originalRequest else {
-            return completionHandler(nil)
-        }
-        guard
-            let next = entry.events.redirectPolicy.request(
-                forHop: hop, after: previous, statusCode: response.statusCode, to: request.url)
-        else { return completionHandler(nil) }
-        entry.events.redirected(statusCode: response.statusCode, to: request.url)
-        #if canImport(FoundationNetworking)
-            // FoundationNetworking sends a followed redirect without its bytes, or with its file's stream
-            // already read to the end: a 307 or 308 that keeps a body is not followed by it, but sent again as
-            // a task of its own once this one has ended, with the file read anew.
-            if Self.keepsBody(next, from: entry.body) {
-                tasks.withLock { _ in entry.followUp = next }
-                return completionHandler(nil)
-            }
-        #endif
-        completionHandler(next)
+        completionHandler(nil)
     }
 
     /// Whether a request with `request`'s method sends the transfer's file body: not a `GET` or `HEAD`.
     private static func sendsBody(_ request: URLRequest) -> Bool {
         request.httpMethod != "GET" && request.httpMethod != "HEAD"
     }
-
-    #if canImport(FoundationNetworking)
-        /// Whether `request`, a redirect's next request, sends a body: bytes of its own, or the transfer's
-        /// file with a method that has one.
-        private static func keepsBody(_ request: URLRequest, from body: RequestBody) -> Bool {
-            if let bytes = request.httpBody { return !bytes.isEmpty }
-            guard case .file = body else { return false }
-            return sendsBody(request)
-        }
-    #endif
 
     func urlSession(
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
@@ -311,14 +271,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        // The entry and a follow-up it may have, in one critical section: every transfer ends here.
-        let ended = tasks.withLock { tasks -> (entry: Entry, followUp: URLRequest?, answered: Bool)? in
-            tasks.removeValue(forKey: task.taskIdentifier).map { ($0, $0.followUp, $0.answered) }
+        // Every transfer ends here, once: its entry leaves the table.
+        let ended = tasks.withLock { tasks -> (entry: Entry, answered: Bool)? in
+            tasks.removeValue(forKey: task.taskIdentifier).map { ($0, $0.answered) }
         }
-        guard let (entry, followUp, answered) = ended else { return }
-        if error == nil, let followUp {
-            return control.async { [self] in send(followUp, for: entry, in: session) }
-        }
+        guard let (entry, answered) = ended else { return }
         #if canImport(FoundationNetworking)
             // A file body that could not be sent whole: that is the end, not libcurl's "aborted by callback".
             if error != nil, let failure = tasks.withLock({ _ in entry.bodyStream?.failure }) {
@@ -342,7 +299,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             }
             entry.events.fail(error)
         } else if !answered, let response = task.response as? HTTPURLResponse {
-            // A head the data delegate never saw (a redirect not followed): the answer, without a body.
+            // A head the data delegate never saw (a redirect, not followed here): the answer, without a body.
             if entry.events.receive(head: response) { entry.events.finish() }
         } else {
             entry.events.finish()

@@ -36,7 +36,7 @@ final class SpooledUpload: TransportControl, @unchecked Sendable {
             }
             var request = request
             request.setValue(String(written), forHTTPHeaderField: "Content-Length")
-            events.whenEnded = { try? FileManager.default.removeItem(at: file) }
+            let events = events.reporting(to: RemovingFileReceiver(file: file, passingTo: events.receiver))
             guard !state.withLock({ $0.cancelled }) else { return events.fail(URLError(.cancelled)) }
             let entry = delegate.start(request, body: .file(file), in: session, events: events)
             let (cancelled, paused) = state.withLock { state in
@@ -96,5 +96,47 @@ final class SpooledUpload: TransportControl, @unchecked Sendable {
             state.paused = false
             return state.entry
         }?.resumeReceiving()
+    }
+}
+
+/// Passes every report of a transfer on, and removes a file once the transfer ends, however it ends: its
+/// end, or the next receiver taking no more.
+private final class RemovingFileReceiver: TransportReceiver, @unchecked Sendable {
+    // @unchecked Sendable: `removed` is locked; the rest is immutable.
+    private let file: URL
+    private let next: any TransportReceiver
+    private let removed = Locked(false)
+
+    init(file: URL, passingTo next: any TransportReceiver) {
+        self.file = file
+        self.next = next
+    }
+
+    func receive(head: HTTPURLResponse) -> Bool { removingUnless(next.receive(head: head)) }
+    func receive(body: Data) -> Bool { removingUnless(next.receive(body: body)) }
+    func sent(totalBytes: Int, expected: Int?) { next.sent(totalBytes: totalBytes, expected: expected) }
+    func redirected(statusCode: Int, to url: URL?) { next.redirected(statusCode: statusCode, to: url) }
+
+    func finish() {
+        remove()
+        next.finish()
+    }
+
+    func fail(_ error: any Error) {
+        remove()
+        next.fail(error)
+    }
+
+    private func removingUnless(_ accepted: Bool) -> Bool {
+        if !accepted { remove() }
+        return accepted
+    }
+
+    private func remove() {
+        let first = removed.withLock { removed in
+            defer { removed = true }
+            return !removed
+        }
+        if first { try? FileManager.default.removeItem(at: file) }
     }
 }

@@ -58,6 +58,10 @@ public final class URLSessionTransport: Transport {
         session.finishTasksAndInvalidate()
     }
 
+    /// The session's `httpMaximumConnectionsPerHost` (6 unless configured): a pool runs as many tasks per
+    /// host at once, and the rest wait in its queue.
+    public var maximumRequestsPerHost: Int? { session.configuration.httpMaximumConnectionsPerHost }
+
     /// How a transport sends a body read from a file.
     public enum FileUploads: Sendable, Hashable {
         /// With `Content-Length`: every server accepts it. On Apple platforms, as a file upload of the
@@ -74,8 +78,8 @@ public final class URLSessionTransport: Transport {
         case chunked
     }
 
-    /// Starts the request as a task of the session; its head, body chunks, redirects and end go to
-    /// `events`. A ``RequestBody/file(_:)`` body is sent from the file as it is read. A
+    /// Starts the request as a task of the session; its head, body chunks and end go to `events`. A
+    /// redirect is not followed: its response is the answer (the pool follows it as the task's policy says). A ``RequestBody/file(_:)`` body is sent from the file as it is read. A
     /// ``RequestBody/stream(_:length:)`` body is written to a temporary file as it is produced and sent
     /// from there once complete (FoundationNetworking reads a stream body on its session's queue, holding
     /// every transfer of the session while the stream waits); the file is removed when the transfer ends.

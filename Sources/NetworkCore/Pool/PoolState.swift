@@ -1,0 +1,425 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The whole state of a ``TaskPool`` as one value: the registry of running tasks by id, every task's
+/// record (its life, waiters and measurements), the scheduler's queue and the timers.
+///
+/// Each event is a mutating method: a send registered, a caller attached or withdrawn, a cancel, a
+/// transfer's head, bytes and end, an attempt's outcome, a retry decided, timers fired, a pause, a
+/// resume. It returns what to do, as ``Effects`` (resume these callers, stop this work, log these
+/// events, begin these attempts), which the pool performs after letting go of its lock. The state never
+/// performs anything itself, reads no clock (times are given) and knows nothing of transports,
+/// endpoints or caches, so every order of events can be driven by a test.
+///
+/// Exactly once is a property of this value: a task ends only in ``end(_:with:at:into:)``, which sets
+/// its outcome once (`ended` is final), resumes each waiter once, stops its work once, frees its slot
+/// once and removes it from the registry once.
+///
+/// `Waiter` is how a caller is resumed; `Handle` is the pool's object for a task, held while the task
+/// runs and given back when it ends.
+struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
+    typealias Outcome = Result<Response, NetworkError>
+
+    /// What the pool's effects are made of: the callers to resume, the work to stop, the events to log…
+    /// Inline lists, so that the usual event allocates nothing.
+    struct Effects {
+        /// Callers to resume with an outcome.
+        var resumes = InlineFirstList<(waiter: Waiter, outcome: Outcome)>()
+        /// Work to stop: the transfer or interceptors of tasks that ended.
+        var stops = InlineFirstList<any Stoppable>()
+        /// Events to log (only when the pool logs).
+        var events = InlineFirstList<LogEntry>()
+        /// Tasks that ended, with their outcome: their handles are let go outside the lock, and their
+        /// delivery (a file, a stream) learns the end.
+        var ended = InlineFirstList<(handle: Handle, outcome: Outcome)>()
+        /// Attempts to begin: tasks that left the queue, or whose retry's wait is over.
+        var begins = InlineFirstList<Begin>()
+        /// Progress to tell those following a task; `finish`: and end their streams.
+        var progress = InlineFirstList<
+            (observers: [AsyncStream<TransferProgress>.Continuation], value: TransferProgress, finish: Bool)
+        >()
+        /// The time the pool's one dispatch timer is to fire at, when it changes.
+        var timer: UInt64?
+
+        var isEmpty: Bool {
+            resumes.isEmpty && stops.isEmpty && events.isEmpty && ended.isEmpty && begins.isEmpty
+                && progress.isEmpty && timer == nil
+        }
+    }
+
+    /// An attempt to begin: prepare the request (interceptors) and send it.
+    struct Begin {
+        let key: TaskKey
+        let handle: Handle
+        let attempt: Int
+    }
+
+    /// An event to log, with what the state knows of the task at that moment.
+    struct LogEntry {
+        let kind: TaskEvent.Kind
+        let handle: Handle
+        let attempt: Int
+        let bytesReceived: Int
+        /// Seconds since the task started; `nil` for `started`.
+        let duration: TimeInterval?
+        /// The outcome, for an end.
+        var outcome: Outcome?
+        var error: NetworkError?
+        var delay: TimeInterval?
+        var statusCode: Int?
+        /// Where a redirect goes (redacted when logged).
+        var redirectURL: URL?
+        var silence: TimeInterval?
+    }
+
+    /// A send to register (see ``submit(_:at:)``).
+    struct Submission {
+        /// The id the caller gave, if any; else `derivedID`, made unique among different calls.
+        let givenID: String?
+        let derivedID: String
+        let host: String
+        let priority: RequestPriority
+        let deadline: TimeInterval?
+        let stallThreshold: TimeInterval?
+        /// The answer from the cache, when the cache answers: the task starts and ends at once.
+        let cached: Outcome?
+        let duplicatePolicy: DuplicatePolicy
+        /// A completion handler, waiting from the start.
+        let waiter: Waiter?
+    }
+
+    /// What registering a send came to.
+    enum Submitted {
+        /// A task with this id runs and the duplicate policy refuses this one.
+        case rejected(NetworkError)
+        /// The send joined the running task `key`; its caller waits with `token`.
+        case joined(key: TaskKey, handle: Handle, token: UInt32)
+        /// A new task; its caller waits with `token`. `begins`: it holds a slot and its first attempt
+        /// is for the caller to begin; otherwise it waits in the queue, or was answered by the cache.
+        case registered(key: TaskKey, handle: Handle, token: UInt32, begins: Bool)
+    }
+
+    /// Every task's record, by key: the running ones, and the ended ones whose handle is still held
+    /// somewhere (see ``forget(_:)``).
+    private(set) var records: [TaskKey: Record] = [:]
+    /// The running tasks' keys by id.
+    private(set) var ids: [String: TaskKey] = [:]
+    var scheduler: Scheduler<TaskKey>
+    var timers = TimerHeap<TaskKey>()
+    /// When the pool's dispatch timer is set to fire; `.max` when it is not set.
+    var armedTime = UInt64.max
+    private var lastKey: UInt64 = 0
+    /// Whether the pool logs events: when not, none are made.
+    let logs: Bool
+    /// The most attempts any task makes.
+    let maximumAttempts: Int
+
+    /// The most ids the registry keeps room for once it is empty again; a larger table is released.
+    static var keptCapacity: Int { 64 }
+
+    init(maximumConcurrentTasks: Int, maximumTasksPerHost: Int, maximumAttempts: Int, logs: Bool) {
+        scheduler = Scheduler(maximumTotal: maximumConcurrentTasks, maximumPerHost: maximumTasksPerHost)
+        self.maximumAttempts = maximumAttempts
+        self.logs = logs
+    }
+
+    // MARK: Registering
+
+    /// A send: registers its task under its id, as the duplicate policy says, and admits it to a slot or
+    /// the queue; an answer from the cache ends it at once. `isSameCall`: whether a running task is the
+    /// same call on the wire, so that this send may join it; `makeHandle` makes the new task's handle
+    /// once its id and key are known.
+    mutating func submit(
+        _ submission: Submission, at now: UInt64, into effects: inout Effects, isSameCall: (Handle) -> Bool,
+        makeHandle: (_ id: String, _ key: TaskKey) -> Handle
+    ) -> Submitted {
+        var id = submission.givenID ?? submission.derivedID
+        if let running = ids[id], let handle = records[running]?.handle {
+            let isSame = isSameCall(handle)
+            if submission.givenID == nil, !isSame {
+                // A derived id names the call: a different call that derives the same id (a header that is
+                // not a credential, an endpoint's own interceptors) is a call of its own, never a duplicate.
+                id = uniqueID(after: id)
+            } else {
+                switch submission.duplicatePolicy {
+                case .reject:
+                    return .rejected(.duplicateTask(id: id))
+                case .join:
+                    guard isSame else { return .rejected(.duplicateTask(id: id)) }
+                    let token = update(running) { record in record.newToken() }!
+                    if let waiter = submission.waiter { _ = attach(waiter, token: token, to: running) }
+                    return .joined(key: running, handle: handle, token: token)
+                case .replace:
+                    end(running, with: .failure(.cancelled), at: now, into: &effects)
+                }
+            }
+        }
+        lastKey += 1
+        let key = TaskKey(rawValue: lastKey)
+        let handle = makeHandle(id, key)
+        let cached = submission.cached
+        var record = Record(
+            id: id, key: key, host: submission.host, takesSlot: cached == nil, deadline: submission.deadline,
+            stallThreshold: submission.stallThreshold, priority: submission.priority, life: .queued, handle: handle,
+            meter: TaskMeter(at: now))
+        let token = record.newToken()
+        if let waiter = submission.waiter { record.waiters.append((token, waiter)) }
+        var begins = false
+        if cached == nil {
+            if scheduler.admit(key, host: submission.host, priority: submission.priority) {
+                record.life = .preparing(work: nil)
+                begins = true
+            } else {
+                record.life = .queued
+            }
+        } else {
+            record.life = .preparing(work: nil)
+        }
+        records[key] = record
+        ids[id] = key
+        if let deadline = submission.deadline, cached == nil {
+            setTimer(.deadline, of: key, after: deadline, at: now, into: &effects)
+        }
+        if let cached {
+            log(.started, key, at: now, into: &effects)
+            end(key, with: cached, at: now, into: &effects)
+        } else if begins {
+            started(key, at: now, into: &effects)
+        } else {
+            log(.queued, key, at: now, into: &effects)
+        }
+        return .registered(key: key, handle: handle, token: token, begins: begins)
+    }
+
+    /// The task `key` leaves the queue or is admitted at once: it is started, and its stall check set.
+    private mutating func started(_ key: TaskKey, at now: UInt64, into effects: inout Effects) {
+        log(.started, key, at: now, into: &effects)
+        if let threshold = records[key]?.stallThreshold {
+            setTimer(.stall, of: key, after: threshold, at: now, into: &effects)
+        }
+    }
+
+    /// `id` with the first of ` (2)`, ` (3)`… that no running task has.
+    private func uniqueID(after id: String) -> String {
+        var number = 2
+        while ids[id + " (\(number))"] != nil { number += 1 }
+        return id + " (\(number))"
+    }
+
+    // MARK: Waiting
+
+    /// A caller waits for the task's outcome with `token`. Returns the outcome if the task has ended:
+    /// resume the caller now.
+    /// A caller that was handed the answer and waits again takes back its place.
+    mutating func attach(_ waiter: Waiter, token: UInt32, to key: TaskKey) -> Outcome? {
+        update(key) { record -> Outcome? in
+            if let outcome = record.outcome { return outcome }
+            if record.waiters.replace(where: { $0.token == token && $0.waiter == nil }, with: (token, waiter)) {
+                return nil
+            }
+            record.waiters.append((token, waiter))
+            return nil
+        } ?? .failure(.cancelled)
+    }
+
+    /// The caller waiting with `token` withdraws (its Swift task was cancelled): it is resumed with
+    /// ``NetworkError/cancelled``, and when no caller is left, the task is cancelled. (A caller away
+    /// finishing the task still counts: see ``Record/waiters``.)
+    mutating func withdraw(_ token: UInt32, from key: TaskKey, at now: UInt64, into effects: inout Effects) {
+        let found = update(key) { record -> (waiter: Waiter?, wasLast: Bool)? in
+            guard let entry = record.waiters.remove(where: { $0.token == token && $0.waiter != nil }) else {
+                return nil
+            }
+            return (entry.waiter, record.waiters.isEmpty && !record.hasEnded)
+        }
+        guard let (waiter, wasLast) = found ?? nil else { return }
+        if wasLast { end(key, with: .failure(.cancelled), at: now, into: &effects) }
+        if let waiter { effects.resumes.append((waiter, .failure(.cancelled))) }
+    }
+
+    // MARK: Cancelling
+
+    /// Cancels the running task with this id. Returns whether there was one.
+    mutating func cancel(id: String, at now: UInt64, into effects: inout Effects) -> Bool {
+        guard let key = ids[id] else { return false }
+        return end(key, with: .failure(.cancelled), at: now, into: &effects)
+    }
+
+    /// Cancels every running task, those waiting in the queue first, so that none of them starts in a
+    /// slot a cancelled one frees. Returns how many.
+    mutating func cancelAll(at now: UInt64, into effects: inout Effects) -> Int {
+        let keys = ids.values.sorted { a, b in
+            let (queuedA, queuedB) = (records[a]?.isQueued == true, records[b]?.isQueued == true)
+            return queuedA != queuedB ? queuedA : a < b
+        }
+        return keys.reduce(0) { count, key in
+            count + (end(key, with: .failure(.cancelled), at: now, into: &effects) ? 1 : 0)
+        }
+    }
+
+    /// Ends the tasks waiting in the queue with ``NetworkError/cancelled``: the pool is going away, and
+    /// nothing would ever start them.
+    mutating func cancelQueued(at now: UInt64, into effects: inout Effects) {
+        for key in ids.values.sorted() where records[key]?.isQueued == true {
+            end(key, with: .failure(.cancelled), at: now, into: &effects)
+        }
+    }
+
+    // MARK: Ending
+
+    /// Ends the task with `outcome` unless it has ended: the one place a task ends. Its waiters are
+    /// resumed, its work stopped, its timers taken out, its slot freed (the tasks that get it begin),
+    /// its id let go, its progress streams ended, its end logged. Returns whether this call ended it.
+    @discardableResult
+    mutating func end(_ key: TaskKey, with outcome: Outcome, at now: UInt64, into effects: inout Effects) -> Bool {
+        let ended = update(key) { record -> (id: String, host: String, wasQueued: Bool, heldSlot: Bool)? in
+            guard !record.hasEnded else { return nil }
+            let facts = (record.id, record.host, record.isQueued, record.holdsSlot)
+            if let work = record.work { effects.stops.append(work) }
+            record.life = .ended(outcome)
+            record.meter.end(at: now)
+            // A caller away finishing the task learns the outcome when it comes back.
+            for entry in record.waiters {
+                if let waiter = entry.waiter { effects.resumes.append((waiter, outcome)) }
+            }
+            record.waiters = InlineFirstList()
+            if !record.observers.isEmpty {
+                effects.progress.append((record.observers, record.meter.progress(at: now), true))
+                record.observers = []
+            }
+            return facts
+        }
+        guard let (id, host, wasQueued, heldSlot) = ended ?? nil else { return false }
+        switch outcome {
+        case .success: log(.finished, key, at: now, into: &effects)
+        case .failure(.cancelled): log(.cancelled, key, at: now, into: &effects)
+        case .failure: log(.failed, key, at: now, into: &effects)
+        }
+        // Its handle is let go outside the lock, where its delivery learns the end.
+        if let handle = update(
+            key,
+            { record -> Handle? in
+                defer { record.handle = nil }
+                return record.handle
+            }) ?? nil
+        {
+            effects.ended.append((handle, outcome))
+        }
+        timers.removeAll(of: key)
+        // The task may have been replaced under its id (`DuplicatePolicy.replace`): remove only itself.
+        if let index = ids.index(forKey: id), ids.values[index] == key {
+            ids.remove(at: index)
+            // A dictionary keeps the capacity it grew to: once a burst has drained, give its table back.
+            if ids.isEmpty, ids.capacity > Self.keptCapacity { ids = [:] }
+        }
+        if wasQueued {
+            _ = scheduler.remove(key, host: host)
+        } else if heldSlot {
+            for next in scheduler.release(host: host) { dequeued(next, at: now, into: &effects) }
+        }
+        return true
+    }
+
+    /// A task left the queue for a slot: its first attempt begins.
+    mutating func dequeued(_ key: TaskKey, at now: UInt64, into effects: inout Effects) {
+        guard
+            let handle = update(
+                key,
+                { record -> Handle? in
+                    record.life = .preparing(work: nil)
+                    return record.handle
+                }) ?? nil
+        else { return }
+        started(key, at: now, into: &effects)
+        effects.begins.append(Begin(key: key, handle: handle, attempt: 1))
+    }
+
+    /// The task's handle is gone: its record goes too. (A running task's handle is held by its record,
+    /// so only an ended task's can go.)
+    mutating func forget(_ key: TaskKey) {
+        guard let index = records.index(forKey: key), records.values[index].hasEnded else { return }
+        records.remove(at: index)
+        if records.isEmpty, records.capacity > Self.keptCapacity { records = [:] }
+    }
+
+    // MARK: Reading
+
+    /// The running task with this id.
+    func handle(id: String) -> Handle? { ids[id].flatMap { records[$0]?.handle } }
+
+    /// The running tasks, oldest first, each with its place in the queue while it waits.
+    var activeTasks: [(handle: Handle, queuePosition: Int?)] {
+        let order = scheduler.queuedCount > 0 ? scheduler.queueOrder : []
+        let places = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0 + 1) })
+        return ids.values.sorted().compactMap { key in records[key]?.handle.map { ($0, places[key]) } }
+    }
+
+    /// How many tasks run (or wait in the queue).
+    var activeCount: Int { ids.count }
+
+    /// How many ids the registry has room for (for tests of its release).
+    var registryCapacity: Int { ids.capacity }
+
+    /// How many callers wait for the task (one away finishing it included).
+    func waiterCount(of key: TaskKey) -> Int { records[key]?.waiters.count ?? 0 }
+
+    /// The task as ``DataTask`` shows it.
+    func view(_ key: TaskKey) -> View? {
+        records[key].map { record in
+            View(
+                phase: record.phase, outcome: record.outcome, attempts: record.attempt, priority: record.priority,
+                meter: record.meter)
+        }
+    }
+
+    /// Starts following the task's progress: returns its progress now, and whether it has ended (then
+    /// `continuation` is not kept).
+    mutating func observe(
+        _ key: TaskKey, with continuation: AsyncStream<TransferProgress>.Continuation, at now: UInt64
+    ) -> (TransferProgress, ended: Bool) {
+        update(key) { record in
+            let progress = record.meter.progress(at: now)
+            if record.hasEnded { return (progress, true) }
+            record.observers.append(continuation)
+            return (progress, false)
+        } ?? (TransferProgress(), true)
+    }
+
+    // MARK: Helpers
+
+    /// Runs `body` on the record of `key` in place (one lookup, no copy); `nil` when there is none.
+    mutating func update<T>(_ key: TaskKey, _ body: (inout Record) -> T) -> T? {
+        guard let index = records.index(forKey: key) else { return nil }
+        return body(&records.values[index])
+    }
+
+    /// Logs `kind` for the task, with what it measured at `now`; `adjust` adds the event's own details.
+    mutating func log(
+        _ kind: TaskEvent.Kind, _ key: TaskKey, at now: UInt64, into effects: inout Effects,
+        _ adjust: (inout LogEntry) -> Void = { _ in }
+    ) {
+        guard logs, let record = records[key], let handle = record.handle else { return }
+        var entry = LogEntry(
+            kind: kind, handle: handle, attempt: record.attempt, bytesReceived: record.meter.bytesReceived,
+            duration: kind == .started ? nil : record.meter.elapsed(at: now), outcome: record.outcome)
+        adjust(&entry)
+        effects.events.append(entry)
+    }
+
+    /// Tells those following the task where its progress is now.
+    mutating func publishProgress(of key: TaskKey, at now: UInt64, into effects: inout Effects) {
+        guard let record = records[key], !record.observers.isEmpty else { return }
+        effects.progress.append((record.observers, record.meter.progress(at: now), false))
+    }
+}
+
+extension PoolState.Record {
+    /// A token no other caller of this task has.
+    mutating func newToken() -> UInt32 {
+        nextToken &+= 1
+        return nextToken
+    }
+}

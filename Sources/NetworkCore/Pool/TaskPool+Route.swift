@@ -1,0 +1,431 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The one route every send takes, whatever it delivers (memory, a file, a stream, events) and however it
+/// is awaited (a caller, a completion handler, nobody):
+///
+/// 1. **Build** the request from the endpoint (``makeRequest(_:)``); an invalid one is refused here.
+/// 2. **Admit** it (``submit(_:id:delivery:waiter:revalidating:)``): the cache stage answers from the
+///    store or prepares to validate, then the state registers the task (duplicate policy) and gives it a
+///    slot or a place in the queue.
+/// 3. **Attempt** (``beginAttempt(_:of:)``): the cache's validators and the delivery's headers (`Range`,
+///    `Last-Event-ID`) go on the request, the interceptors adapt it, a request adapted with a credential
+///    that a renewal has since replaced is adapted again, and the transport sends it
+///    (``send(_:of:attempt:hop:attemptRequest:body:)``) to a ``TransferReceiver``.
+/// 4. **Answer**: the receiver delivers the body and follows redirects (``redirected(_:to:status:)``);
+///    at the end, a caller (or the pool) turns the answer into the attempt's outcome
+///    (``finish(_:with:)``): the response, the cache's update, validation.
+/// 5. **Retry**: a failure the interceptors may retry is theirs to decide (``decideRetry(_:attempt:after:failing:request:)``);
+///    a retry begins a new attempt after its wait, and an event stream's reconnection is one (see
+///    ``Delivery/reconnects``).
+/// 6. **End**: the outcome (or the cache's stale answer standing in for a failure) ends the task, once.
+extension TaskPool {
+    /// What the route needs of a task, decided once when it is registered and kept by its ``DataTask``.
+    struct Plan {
+        let endpoint: any Endpoint
+        let delivery: Delivery
+        let upload: Upload
+        let cache: CacheTransaction?
+        let interceptors: [any RequestInterceptor]
+        let retriers: [any RequestInterceptor]
+        let redirectPolicy: RedirectPolicy
+        let maximumResponseBytes: Int
+        let statusReader: any ServerStatusReader
+        let deadline: TimeInterval?
+        let redactedURL: String?
+    }
+
+    /// A send registered with the pool: its task, the token its caller waits with, and whether the
+    /// caller is to begin the task's first attempt (it was given a slot now).
+    struct Sent {
+        let task: DataTask
+        let token: UInt32
+        let begins: Bool
+    }
+
+    /// The transport's answer to an attempt, for whoever turns it into the attempt's outcome.
+    struct Answer: Sendable {
+        let result: Result<(Data, HTTPURLResponse), any Error>
+        let attempt: Int
+        let timing: TaskTimings.Attempt
+        /// The attempt's request as prepared and adapted (before redirects): the response's request, and
+        /// what the interceptors deciding on a retry see.
+        let request: URLRequest
+    }
+
+    // MARK: 1–2. Building and admitting
+
+    func makeRequest(_ endpoint: some Endpoint) throws(NetworkError) -> URLRequest {
+        try endpoint.urlRequest(
+            defaultHeaders: checkedDefaultHeaders ?? configuration.defaultHeaders,
+            checked: checkedDefaultHeaders != nil,
+            timeout: configuration.requestTimeout)
+    }
+
+    /// Builds the request and registers its task: answered by the cache, joined to a running task with
+    /// the same id, or new, with a slot or a place in the queue. `waiter`: a completion handler, waiting
+    /// from the start. `revalidating`: a background validation of a stale answer the cache gave.
+    func submit(
+        _ endpoint: some Endpoint, id: String?, delivery: Delivery = .memory, waiter: Waiter? = nil,
+        revalidating: Bool = false
+    ) throws(NetworkError) -> Sent {
+        let request = try makeRequest(endpoint)
+        // The cache stage: an answer from the store, or a transaction for the answer to come.
+        var cache: CacheTransaction?
+        var cached: Outcome?
+        var revalidate = false
+        let cachePolicy = endpoint.cachePolicy ?? configuration.cachePolicy
+        if cachePolicy == .cacheOnly, configuration.cache == nil || !delivery.isMemory {
+            // Cache only, where no cache can answer (the pool has none, or the body goes to a file or a
+            // stream): never the network.
+            throw .notCached(url: Redactor.default.redact(request.url))
+        }
+        if let store = configuration.cache, delivery.isMemory {
+            switch CacheTransaction.lookup(request, in: store, policy: cachePolicy, revalidating: revalidating) {
+            case .send(let transaction): cache = transaction
+            case .answer(let stored, let source, let age, let again):
+                cached = validate(
+                    CacheTransaction.response(
+                        stored, for: request, source: source, age: age,
+                        statusReader: endpoint.statusReader ?? configuration.statusReader))
+                revalidate = again
+            case .notCached: throw .notCached(url: Redactor.default.redact(request.url))
+            }
+        }
+        // A body that is not bytes in the request (a file) is only asked for where there can be one.
+        let upload = request.httpBody == nil && request.httpMethod != nil ? try endpoint.upload(for: request) : .none
+        let deadline = endpoint.resourceTimeout ?? configuration.resourceTimeout
+        if let deadline, !(deadline > 0 && deadline.isFinite) {
+            throw .invalidEndpoint(
+                url: endpoint.urlString,
+                reason:
+                    "the resource timeout must be a positive, finite number of seconds (nil for none), not \(deadline)")
+        }
+        let endpointInterceptors = endpoint.interceptors
+        let plan = Plan(
+            endpoint: endpoint, delivery: delivery, upload: upload, cache: cache,
+            interceptors: configuration.interceptors + endpointInterceptors,
+            retriers: endpointInterceptors + configuration.interceptors,
+            redirectPolicy: endpoint.redirectPolicy ?? configuration.redirectPolicy,
+            maximumResponseBytes: max(1, endpoint.maximumResponseBytes ?? configuration.maximumResponseBytes),
+            statusReader: endpoint.statusReader ?? configuration.statusReader, deadline: deadline,
+            redactedURL: eventLogger == nil ? nil : Redactor.default.redact(request.url))
+        let givenID = id?.isEmpty == false ? id : nil
+        let submission = State.Submission(
+            givenID: givenID, derivedID: givenID == nil ? TaskID.derive(from: request) : "",
+            host: cached == nil ? URLParts.origin(of: request.url) ?? "" : "", priority: endpoint.priority,
+            deadline: deadline, stallThreshold: configuration.stallThreshold, cached: cached,
+            duplicatePolicy: configuration.duplicatePolicy, waiter: waiter)
+        let ownInterceptors = !endpointInterceptors.isEmpty
+        let submitted = mutate { state, effects in
+            state.submit(
+                submission, at: MonotonicClock.now(), into: &effects,
+                isSameCall: { delivery.isMemory && $0.isSameCall(as: request, hasInterceptors: ownInterceptors) },
+                makeHandle: { [state = self.state] id, key in
+                    DataTask(id: id, key: key, poolState: state, request: request, plan: plan)
+                })
+        }
+        switch submitted {
+        case .rejected(let error):
+            throw error
+        case .joined(_, let handle, let token):
+            return Sent(task: handle, token: token, begins: false)
+        case .registered(_, let handle, let token, let begins):
+            if revalidate { self.revalidate(endpoint, id: handle.id) }
+            return Sent(task: handle, token: token, begins: begins)
+        }
+    }
+
+    /// Validates a stale answer the cache gave, as a task of its own named after the one answered
+    /// (`"<id> (revalidation)"`), whose answer updates the store; nobody waits for it.
+    private func revalidate(_ endpoint: some Endpoint, id: String) {
+        guard let sent = try? submit(endpoint, id: id + " (revalidation)", revalidating: true), sent.begins else {
+            return
+        }
+        beginAttempt(1, of: sent.task)
+    }
+
+    /// Ends the task with `outcome` unless it has ended.
+    func end(_ task: DataTask, with outcome: Outcome) {
+        mutate { state, effects in state.end(task.key, with: outcome, at: MonotonicClock.now(), into: &effects) }
+    }
+
+    // MARK: 3. The attempt
+
+    /// Begins the task's `attempt`: its request with the cache's validators and the delivery's headers,
+    /// adapted by the interceptors, if any (in a Swift task, which runs on this thread until its first
+    /// wait where the platform allows), then sent.
+    func beginAttempt(_ attempt: Int, of task: DataTask) {
+        var request = task.wireRequest
+        task.delivery.prepare(&request)
+        guard !task.interceptors.isEmpty else { return send(request, of: task, attempt: attempt) }
+        let work = immediateTask { [self] in await adapt(request, of: task, attempt: attempt) }
+        if let ended = state.withLock({ $0.workStarted(task.key, attempt: attempt, stage: .preparing, work: work) }) {
+            ended.stop()
+        }
+    }
+
+    /// How many times an attempt's request is adapted again because a credential was renewed meanwhile.
+    private static let maximumAdaptations = 16
+
+    /// The interceptors adapt the request, in order; it is sent unless an interceptor says it is no
+    /// longer current (a credential renewed since it was applied), in which case it is adapted again,
+    /// up to ``maximumAdaptations`` times.
+    private func adapt(_ prepared: URLRequest, of task: DataTask, attempt: Int) async {
+        let context = attemptContext(attempt, of: task)
+        for adaptation in 1...Self.maximumAdaptations {
+            var request = prepared
+            do {
+                for interceptor in task.interceptors {
+                    request = try await interceptor.adapt(request, context: context)
+                }
+            } catch {
+                let failure = NetworkError.from(error, timeout: task.request.timeoutInterval)
+                return end(task, with: cacheFallback(for: .failure(failure), of: task))
+            }
+            if Task.isCancelled { return }  // the task has ended and stopped this work
+            if adaptation == Self.maximumAdaptations
+                || task.interceptors.allSatisfy({ $0.isCurrent(request, context: context) })
+            {
+                return send(request, of: task, attempt: attempt)
+            }
+        }
+    }
+
+    /// What interceptors learn of attempt `attempt`, and the hooks they report through.
+    private func attemptContext(_ attempt: Int, of task: DataTask) -> AttemptContext {
+        let elapsed = task.elapsed
+        return AttemptContext(
+            taskID: task.id, attempt: attempt, method: HTTPMethod(rawValue: task.method),
+            requiresAuthentication: task.endpoint.requiresAuthentication,
+            elapsed: elapsed, remaining: task.deadline.map { $0 - elapsed },
+            onWaitingForCredential: { [self] in
+                state.withLock { $0.waitingForCredential(task.key, attempt: attempt) }
+            },
+            onCredentialRefreshed: { [self] in
+                mutate { state, effects in
+                    state.credentialRefreshed(task.key, at: MonotonicClock.now(), into: &effects)
+                }
+            })
+    }
+
+    /// Hands `request` to the transport, as hop `hop` of the task's `attempt` (each redirect the pool
+    /// follows is the next), with a receiver of its own, unless the task has ended or moved on.
+    func send(
+        _ request: URLRequest, of task: DataTask, attempt: Int, hop: Int = 0, attemptRequest: URLRequest? = nil,
+        body: RequestBody? = nil
+    ) {
+        let body = body ?? task.body(for: request)
+        let receiver = TransferReceiver(
+            pool: self, task: task, attempt: attempt, hop: hop, request: request,
+            attemptRequest: attemptRequest ?? request)
+        // A download that asks for the rest goes on from what it kept.
+        let kept = hop == 0 ? task.delivery.keptBytes : 0
+        let sending = state.withLock {
+            $0.transferStarting(
+                task.key, attempt: attempt, hop: hop, work: receiver, bodyLength: body.length, kept: kept,
+                at: MonotonicClock.now())
+        }
+        guard sending else { return }
+        let events = TransportEvents(taskID: task.id, receiver: receiver, sample: receiver)
+        receiver.attach(configuration.transport.start(request, body: body, events: events))
+    }
+
+    // MARK: 4. The answer
+
+    /// The receiver's transfer reported its response's head.
+    func receivedHead(_ head: HTTPURLResponse, for receiver: TransferReceiver) -> Bool {
+        let extent = TransferProgress.extent(of: head)
+        return mutate { state, effects in
+            state.head(
+                receiver.task.key, attempt: receiver.attempt, hop: receiver.hop, extent: extent,
+                at: MonotonicClock.now(), into: &effects)
+        }
+    }
+
+    /// The receiver's transfer reported `count` body bytes.
+    func received(_ count: Int, for receiver: TransferReceiver) -> Bool {
+        mutate { state, effects in
+            state.received(
+                receiver.task.key, attempt: receiver.attempt, hop: receiver.hop, count: count,
+                at: MonotonicClock.now(), into: &effects)
+        }
+    }
+
+    /// The receiver's transfer reported bytes of the request's body sent.
+    func sent(_ total: Int, expected: Int?, for receiver: TransferReceiver) {
+        mutate { state, effects in
+            state.sent(
+                receiver.task.key, attempt: receiver.attempt, hop: receiver.hop, total: total, expected: expected,
+                at: MonotonicClock.now(), into: &effects)
+        }
+    }
+
+    /// The receiver's transport followed a redirect itself.
+    func transportRedirected(_ status: Int, to url: URL?, for receiver: TransferReceiver) -> Bool {
+        mutate { state, effects in
+            state.redirected(
+                receiver.task.key, attempt: receiver.attempt, hop: receiver.hop, status: status, to: url,
+                byTransport: true, at: MonotonicClock.now(), into: &effects)
+        }
+    }
+
+    /// The redirect stage: the receiver's answer was a redirect the task's policy follows; `next` (its
+    /// method, body and credentials as ``RedirectPolicy`` says) is sent as the next hop. A body read from
+    /// a file or a form is read anew; one the method no longer has (a `POST` become `GET`) is not sent.
+    func redirected(_ receiver: TransferReceiver, to next: URLRequest, status: Int) {
+        let task = receiver.task
+        let goesOn = mutate { state, effects in
+            state.redirected(
+                task.key, attempt: receiver.attempt, hop: receiver.hop, status: status, to: next.url,
+                byTransport: false, at: MonotonicClock.now(), into: &effects)
+        }
+        guard goesOn else { return }
+        send(
+            next, of: task, attempt: receiver.attempt, hop: receiver.hop + 1, attemptRequest: receiver.attemptRequest,
+            body: task.body(for: next, keepsUpload: next.httpMethod == receiver.request.httpMethod))
+    }
+
+    /// The receiver's transfer ended: its answer goes to a caller waiting for the task, which turns it
+    /// into the attempt's outcome on its own thread; with none, it is done here, or, when a completion
+    /// handler waits, in a Swift task, so that the handler never runs on the transport's thread.
+    func transferEnded(_ receiver: TransferReceiver, with result: Result<(Data, HTTPURLResponse), any Error>) {
+        let (received, status): (Int?, Int?) =
+            switch result {
+            case .success(let (body, head)): (body.count, head.statusCode)
+            case .failure: (nil, nil)
+            }
+        let answered = state.withLock {
+            $0.transferEnded(
+                receiver.task.key, attempt: receiver.attempt, hop: receiver.hop, received: received, status: status,
+                at: MonotonicClock.now())
+        }
+        guard case .finish(let caller, let elsewhere, let timing) = answered else { return }
+        let answer = Answer(result: result, attempt: receiver.attempt, timing: timing, request: receiver.attemptRequest)
+        if case .caller(let continuation) = caller { return continuation.resume(returning: .finish(answer)) }
+        let task = receiver.task
+        if elsewhere {
+            Task { [self] in finish(task, with: answer) }
+        } else {
+            finish(task, with: answer)
+        }
+    }
+
+    /// Turns the answer into the attempt's outcome and reports it. Returns the task's outcome when it
+    /// has ended, `nil` when it goes on (the interceptors decide on a retry).
+    @discardableResult
+    func finish(_ task: DataTask, with answer: Answer) -> Outcome? {
+        let outcome = outcome(of: answer, for: task)
+        let failure = retryable(outcome, of: task, attempt: answer.attempt)
+        let final = failure == nil ? cacheFallback(for: outcome, of: task) : outcome
+        let finished = mutate { state, effects in
+            state.finished(
+                task.key, attempt: answer.attempt, with: final, retrying: failure, at: MonotonicClock.now(),
+                into: &effects)
+        }
+        switch finished {
+        case .ended(let outcome):
+            return outcome
+        case .deciding:
+            if let failure {
+                decideRetry(task, attempt: answer.attempt, after: outcome, failing: failure, request: answer.request)
+            }
+            return nil
+        }
+    }
+
+    /// The attempt's outcome: the response (its cache stage applied) validated, or the error typed.
+    @inline(never)
+    private func outcome(of answer: Answer, for task: DataTask) -> Outcome {
+        switch answer.result {
+        case .success(let (body, httpResponse)):
+            let written = configuration.validation.acceptableStatusCodes.contains(httpResponse.statusCode)
+            if written, task.delivery.endedMidElement {
+                // An event stream that ended in the middle of an event lost it: a lost connection, which a
+                // retry policy reconnects.
+                return .failure(
+                    .transport(
+                        URLError(
+                            .networkConnectionLost,
+                            userInfo: [NSLocalizedDescriptionKey: "the event stream ended in the middle of an event"])))
+            }
+            var response = Response(
+                request: answer.request, httpResponse: httpResponse, body: body, duration: answer.timing.duration,
+                statusReader: task.statusReader, timing: answer.timing, fileURL: written ? task.delivery.fileURL : nil)
+            if let cache = task.cache { response = cache.resolve(response, request: answer.request) }
+            return validate(response)
+        case .failure(let error):
+            return .failure(NetworkError.from(error, timeout: answer.request.timeoutInterval))
+        }
+    }
+
+    func validate(_ response: Response) -> Outcome {
+        let validation = configuration.validation
+        guard validation.acceptableStatusCodes.contains(response.statusCode) else {
+            return .failure(.httpStatus(response))
+        }
+        if validation.detectsServerRefusal, response.isServerRefusal {
+            return .failure(.serverRefused(response))
+        }
+        return .success(response)
+    }
+
+    // MARK: 5–6. Retry and end
+
+    /// The failure to ask the interceptors about, when they may send the task again; `nil` when the
+    /// outcome is final. An event stream that ends is a connection to open again, if they retry.
+    private func retryable(_ outcome: Outcome, of task: DataTask, attempt: Int) -> NetworkError? {
+        guard !task.retriers.isEmpty, attempt < configuration.maximumAttempts, task.delivery.allowsRetry else {
+            return nil
+        }
+        switch outcome {
+        case .success(let response) where task.delivery.reconnects && response.statusCode != 204:
+            return .transport(URLError(.networkConnectionLost))
+        case .success, .failure(.cancelled): return nil
+        case .failure(let error): return error
+        }
+    }
+
+    /// Asks the retriers, in order, what to do after `failure` (the first answer other than
+    /// ``RetryDecision/doNotRetry`` wins), in a Swift task, and reports their decision: a retry after the
+    /// wait they ask for (an event stream's server may ask for its own), or the end with `outcome`.
+    private func decideRetry(
+        _ task: DataTask, attempt: Int, after outcome: Outcome, failing failure: NetworkError, request: URLRequest
+    ) {
+        let work = immediateTask { [self] in
+            let context = attemptContext(attempt, of: task)
+            var decision = RetryDecision.doNotRetry
+            for retrier in task.retriers {
+                decision = await retrier.retry(request, failing: failure, context: context)
+                if case .doNotRetry = decision { continue }
+                break
+            }
+            let decided: State.Decision
+            switch decision {
+            case .doNotRetry: decided = .conclude(cacheFallback(for: outcome, of: task))
+            case .fail(let error): decided = .conclude(cacheFallback(for: .failure(error), of: task))
+            case .retry(let delay):
+                let asked = task.delivery.reconnectionDelay ?? delay
+                decided = .retry(after: asked > 0 ? asked : 0)  // NaN too
+            }
+            mutate { state, effects in
+                state.retryDecided(task.key, attempt: attempt, decided, at: MonotonicClock.now(), into: &effects)
+            }
+        }
+        if let ended = state.withLock({ $0.workStarted(task.key, attempt: attempt, stage: .deciding, work: work) }) {
+            ended.stop()
+        }
+    }
+
+    /// The outcome, or, when it is a failure the cache may cover (see ``CacheTransaction/fallback(for:request:now:)``),
+    /// the stored answer standing in for it.
+    func cacheFallback(for outcome: Outcome, of task: DataTask) -> Outcome {
+        guard case .failure(let error) = outcome, let cache = task.cache,
+            let stale = cache.fallback(for: error, request: task.request)
+        else { return outcome }
+        return validate(stale)
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+
+/// A task's key in its pool's state: the order in which the pool made it.
+struct TaskKey: Hashable, Comparable, Sendable, CustomStringConvertible {
+    let rawValue: UInt64
+
+    static func < (lhs: TaskKey, rhs: TaskKey) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    var description: String { "#\(rawValue)" }
+}
+
+/// A caller waiting for a task's outcome, as the pool's state sees it.
+protocol TaskWaiter {
+    /// Whether it is an `async` caller: such a caller may be handed the transport's answer, to turn it
+    /// into the task's outcome on its own thread (see ``PoolState/transferEnded(_:attempt:hop:received:status:at:)``).
+    var isCaller: Bool { get }
+}
+
+/// Something running for a task that must stop when the task ends: a transfer, or a Swift task running
+/// the interceptors.
+protocol Stoppable: Sendable {
+    func stop()
+}
+
+extension Task: Stoppable where Success == Void, Failure == Never {
+    func stop() { cancel() }
+}
+
+extension PoolState {
+    /// Where a task is in its life. Each case carries what that state owns: the transfer or interceptor
+    /// work to stop when the task ends, the outcome once it has ended.
+    enum Life {
+        /// Waiting in the scheduler's queue for a slot.
+        case queued
+        /// Before an attempt: its request is being prepared by the interceptors (`work`, once it runs).
+        case preparing(work: (any Stoppable)?)
+        /// As `preparing`, while an interceptor waits for a credential being renewed.
+        case waitingForCredential(work: (any Stoppable)?)
+        /// An attempt's request is with the transport.
+        case transferring(Transfer)
+        /// The transport has answered; the answer is being turned into the attempt's outcome, by a caller
+        /// or by the pool. `shown`: the phase the task shows meanwhile.
+        case finishing(shown: DataTask.Phase)
+        /// The attempt failed with `failure`; the interceptors decide whether to send again (`work`).
+        /// `outcome`: what the task ends with if they do not.
+        case deciding(work: (any Stoppable)?, outcome: Outcome, failure: NetworkError, shown: DataTask.Phase)
+        /// Waiting before the next attempt (a retry timer).
+        case backingOff
+        /// Ended, with its outcome.
+        case ended(Outcome)
+    }
+
+    /// One request of an attempt with the transport: `hop` 0 is the attempt's own, each redirect the pool
+    /// follows is the next.
+    struct Transfer {
+        let attempt: Int
+        let hop: Int
+        /// What stops it: the pool's receiver of the transfer, which holds the transport's control; `nil`
+        /// between the end of a redirect and the start of the hop that follows it.
+        var work: (any Stoppable)?
+        /// Whether body bytes have arrived: the task shows ``DataTask/Phase/receiving``.
+        var receiving = false
+    }
+
+    /// One task's state.
+    struct Record {
+        let id: String
+        let key: TaskKey
+        /// The origin the task is sent to, what the per-host limit counts.
+        let host: String
+        /// Whether it runs in one of the scheduler's slots (every task but an answer from the cache).
+        let takesSlot: Bool
+        /// Seconds the whole task may take, and without a byte before it is reported stalled.
+        let deadline: TimeInterval?
+        let stallThreshold: TimeInterval?
+        var priority: RequestPriority
+        var life: Life
+        /// The attempt under way or next, from 1.
+        var attempt = 1
+        /// The callers waiting, in the order they came. A caller handed the answer to finish the task
+        /// keeps its place with no waiter until it waits again (see ``PoolState/attach(_:token:to:)``), so
+        /// that the others' leaving does not cancel a task it is finishing.
+        var waiters = InlineFirstList<(token: UInt32, waiter: Waiter?)>()
+        var nextToken: UInt32 = 0
+        /// The task's handle: held while the task runs, so that ``PoolState/activeTasks`` can give it; let
+        /// go (outside the lock) when the task ends.
+        var handle: Handle?
+        var meter: TaskMeter
+        /// Those following the task's progress; ended with the task.
+        var observers: [AsyncStream<TransferProgress>.Continuation] = []
+        /// The request's URL redacted, kept once made.
+        var redactedURL: String?
+        var stallReported = false
+
+        var outcome: Outcome? {
+            if case .ended(let outcome) = life { return outcome }
+            return nil
+        }
+
+        var hasEnded: Bool {
+            if case .ended = life { return true }
+            return false
+        }
+
+        var isQueued: Bool {
+            if case .queued = life { return true }
+            return false
+        }
+
+        /// Whether a slot of the scheduler is held for it now.
+        var holdsSlot: Bool { takesSlot && !isQueued && !hasEnded }
+
+        /// What it does now, as ``DataTask/phase`` shows it.
+        var phase: DataTask.Phase {
+            switch life {
+            case .queued: .queued
+            case .preparing: .preparing
+            case .waitingForCredential: .waitingForCredential
+            case .transferring(let transfer): transfer.receiving ? .receiving : .sending
+            case .finishing(let shown), .deciding(_, _, _, let shown): shown
+            case .backingOff: .backingOff(beforeAttempt: attempt)
+            case .ended: .ended
+            }
+        }
+
+        /// Whether the stall detector watches it now: while its request or answer is moving.
+        var isTransferring: Bool {
+            if case .transferring = life { return true }
+            return false
+        }
+
+        /// The work to stop when the task ends.
+        var work: (any Stoppable)? {
+            switch life {
+            case .preparing(let work), .waitingForCredential(let work), .deciding(let work, _, _, _): work
+            case .transferring(let transfer): transfer.work
+            case .queued, .finishing, .backingOff, .ended: nil
+            }
+        }
+    }
+
+    /// What a task is, read whole: the public ``DataTask`` reads this.
+    struct View {
+        let phase: DataTask.Phase
+        let outcome: Outcome?
+        let attempts: Int
+        let priority: RequestPriority
+        let meter: TaskMeter
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The pool's receiver of one transfer, a request of a task's attempt: what the transport reports goes
+/// through it to the pool's state (progress, the end), and the body to where the task delivers it.
+///
+/// - An answer the pool accepts goes to the task's delivery: into memory (up to the task's
+///   `maximumResponseBytes`), to a file, or to a stream; any other answer is read into memory, so that
+///   its error body can be read.
+/// - A redirect the task's ``RedirectPolicy`` follows is read and dropped, and the pool sends the next
+///   request (see ``TaskPool/redirected(_:to:status:)``): redirects are followed here, the same way
+///   whatever the transport.
+/// - It is what the pool stops when the task ends: the transport's control is attached to it, and a stop
+///   that comes before the control cancels the transfer as soon as it is attached.
+final class TransferReceiver: TransportReceiver, SampleDataSource, Stoppable, @unchecked Sendable {
+    // @unchecked Sendable: a transport reports one event at a time (its contract), so the `var`s, touched
+    // only by those reports, are never touched at once; `slot` is locked.
+    let pool: TaskPool
+    let task: DataTask
+    let attempt: Int
+    let hop: Int
+    /// The request this transfer sends, and the attempt's own as prepared (before redirects), which
+    /// the interceptors deciding on a retry see.
+    let request: URLRequest
+    let attemptRequest: URLRequest
+    private let slot = ControlSlot()
+    private var ended = false
+    private var head: HTTPURLResponse?
+    private var body = Data()
+    private var expectedLength = 0
+    /// Whether the answer goes to the task's delivery (a file, a stream) rather than into memory.
+    private var delivering = false
+    /// The request to send next, when the answer is a redirect the pool follows; its body is counted
+    /// against the limit and dropped.
+    private var redirect: (next: URLRequest, status: Int)?
+    private var dropped = 0
+
+    init(pool: TaskPool, task: DataTask, attempt: Int, hop: Int, request: URLRequest, attemptRequest: URLRequest) {
+        self.pool = pool
+        self.task = task
+        self.attempt = attempt
+        self.hop = hop
+        self.request = request
+        self.attemptRequest = attemptRequest
+    }
+
+    /// The transport's control for the transfer: cancelled at once if the task ended first; a stream
+    /// pauses and resumes it.
+    func attach(_ control: any TransportControl) {
+        if slot.attach(control) { control.cancel() }
+        task.delivery.attach(control)
+    }
+
+    /// The task has ended: the transfer is cancelled.
+    func stop() { slot.cancel() }
+
+    /// The task's endpoint's canned answer, for stand-ins that answer with it.
+    var sampleData: Data? { task.endpoint.sampleData }
+
+    func receive(head response: HTTPURLResponse) -> Bool {
+        guard !ended else { return false }
+        head = response
+        body = Data()
+        delivering = false
+        redirect = nil
+        dropped = 0
+        let status = response.statusCode
+        if let next = task.redirectPolicy.next(
+            after: request, status: status, location: response.value(forHTTPHeaderField: "Location"), hop: hop + 1)
+        {
+            redirect = (next, status)
+            return true  // its body is read and dropped, so that the connection can serve the next request
+        }
+        if !task.delivery.isMemory, pool.configuration.validation.acceptableStatusCodes.contains(status) {
+            do throws(NetworkError) {
+                try task.delivery.begin(response)
+            } catch {
+                end(.failure(error))
+                return false
+            }
+            delivering = true
+        } else {
+            let length = response.expectedContentLength
+            if length > task.maximumResponseBytes {
+                end(.failure(NetworkError.responseTooLarge(limit: task.maximumResponseBytes)))
+                return false
+            }
+            expectedLength = length > 0 && length < 64 << 20 ? Int(length) : 0
+        }
+        return counts(pool.receivedHead(response, for: self))
+    }
+
+    func receive(body data: Data) -> Bool {
+        guard !ended else { return false }
+        guard head != nil else {
+            end(.failure(URLError(.badServerResponse)))
+            return false
+        }
+        if delivering {
+            do throws(NetworkError) {
+                try task.delivery.write(data)
+            } catch {
+                end(.failure(error))
+                return false
+            }
+        } else {
+            guard data.count <= task.maximumResponseBytes - max(body.count, dropped) else {
+                end(.failure(NetworkError.responseTooLarge(limit: task.maximumResponseBytes)))
+                return false
+            }
+            if redirect != nil {
+                dropped += data.count
+                return true
+            }
+            if body.isEmpty {
+                body = data  // kept as it came: a body that arrives in one piece is not copied
+            } else {
+                // The first append copies the first piece into a buffer of the announced length.
+                if expectedLength > body.count { body.reserveCapacity(expectedLength) }
+                body.append(data)
+            }
+        }
+        return data.isEmpty || counts(pool.received(data.count, for: self))
+    }
+
+    func sent(totalBytes: Int, expected: Int?) {
+        guard !ended else { return }
+        pool.sent(totalBytes, expected: expected, for: self)
+    }
+
+    func redirected(statusCode: Int, to url: URL?) {
+        guard !ended else { return }
+        _ = counts(pool.transportRedirected(statusCode, to: url, for: self))
+    }
+
+    func finish() {
+        guard !ended else { return }
+        guard let head else { return end(.failure(URLError(.badServerResponse))) }
+        if let redirect {
+            ended = true
+            slot.release()
+            body = Data()
+            return pool.redirected(self, to: redirect.next, status: redirect.status)
+        }
+        end(.success((body, head)))
+    }
+
+    func fail(_ error: any Error) {
+        guard !ended else { return }
+        end(.failure(error))
+    }
+
+    /// Passes on whether the transfer still counts for the task; once it does not (the task has ended),
+    /// the transfer ends here, as cancelled, and the transport is told to stop.
+    private func counts(_ counts: Bool) -> Bool {
+        if !counts { end(.failure(NetworkError.cancelled)) }
+        return counts
+    }
+
+    private func end(_ result: Result<(Data, HTTPURLResponse), any Error>) {
+        ended = true
+        slot.release()
+        var result = result
+        if delivering, case .file(let file) = task.delivery {
+            if case .success = result {
+                do throws(NetworkError) { try file.complete() } catch { result = .failure(error) }
+            } else {
+                file.pause()
+            }
+        }
+        body = Data()
+        pool.transferEnded(self, with: result)
+    }
+}
