@@ -46,7 +46,8 @@ extension PoolState {
     ) {
         let limit = max(MonotonicClock.nanoseconds(threshold), 1_000_000)  // NaN too: a millisecond
         let state = update(key) { record -> (watching: Bool, idle: UInt64)? in
-            guard !record.hasEnded else { return nil }
+            // Once per task: a reported task is not watched again.
+            guard !record.hasEnded, !record.stallReported else { return nil }
             let watching = record.isTransferring
             let idle = now &- record.meter.lastProgress
             if watching, idle >= limit { record.stallReported = true }
