@@ -10,10 +10,12 @@ import Testing
 
 /// A server with one valid token at a time. It logs the token of every request in arrival order,
 /// holds its 401 answers until `barrier` requests have arrived (so a whole wave is sent before
-/// any refresh can start), and issues a new token on refresh.
+/// any refresh can start; at most a minute, however slow the machine), and issues a new token on refresh.
 final class TokenServer: @unchecked Sendable {
     // @unchecked Sendable: all mutable state is guarded by `lock`.
-    private let lock = NSLock()
+    private let lock = NSCondition()
+    /// Opens when `barrier` requests have arrived.
+    private let wave = Latch()
     private var current = "token-1"
     private var tokens: [String?] = []
     private var refreshStartedAt: Int?
@@ -46,33 +48,35 @@ final class TokenServer: @unchecked Sendable {
     /// Records the request; returns whether its token is valid.
     private func arrive(_ request: URLRequest) -> Bool {
         let token = request.value(forHTTPHeaderField: "Authorization").map { String($0.dropFirst("Bearer ".count)) }
-        return lock.withLock {
+        let (valid, arrived) = lock.withLock {
             tokens.append(token)
-            return acceptsAnything ? token == current : false
+            if tokens.count >= barrier { lock.broadcast() }
+            return (acceptsAnything ? token == current : false, tokens.count >= barrier)
         }
+        if arrived { wave.open() }
+        return valid
     }
-
-    private var waveArrived: Bool { lock.withLock { tokens.count >= barrier } }
 
     private func answer(valid: Bool) -> StubResponse {
         valid ? .json(#"{"ok": true}"#) : .json(#"{"message": "token expired"}"#, statusCode: 401)
     }
 
-    /// For the in-process stub: waits asynchronously at the barrier.
+    /// For the in-process stub: waits at the barrier without a thread.
     func respond(_ request: URLRequest) async -> StubResponse {
         let valid = arrive(request)
-        if !valid {
-            _ = await eventually(within: 10) { waveArrived }
-        }
+        if !valid { await wave.wait() }
         return answer(valid: valid)
     }
 
-    /// For the loopback server: each connection has its own thread, so it may block.
+    /// For the loopback server: each connection has its own thread, so it may block, for a minute at most.
     func respondBlocking(_ request: URLRequest) -> StubResponse {
         if request.url?.path == "/refresh" { return refreshBlocking() }
         let valid = arrive(request)
         if !valid {
-            for _ in 0..<2_000 where !waveArrived { Thread.sleep(forTimeInterval: 0.005) }
+            let limit = Date().addingTimeInterval(60)
+            lock.lock()
+            while tokens.count < barrier, lock.wait(until: limit) {}
+            lock.unlock()
         }
         return answer(valid: valid)
     }
@@ -169,7 +173,7 @@ struct AuthRig {
             configuration.httpMaximumConnectionsPerHost = 128
             pool = TaskPool(
                 configuration: .init(
-                    transport: URLSessionTransport(configuration: configuration), logger: logger, requestTimeout: 20,
+                    transport: URLSessionTransport(configuration: configuration), logger: logger, requestTimeout: 90,
                     interceptors: [interceptor], maximumConcurrentTasks: 128, maximumTasksPerHost: 128))
             baseURL = base
             stop = { http.stop() }

@@ -37,9 +37,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestInterceptor {
         didSet { gate.withLock { $0.credential = credential } }
     }
     private var lastFailure: AuthenticationFailure?
-    private var refreshTask: Task<A.Credential, any Error>? {
-        didSet { gate.withLock { $0.renewing = refreshTask != nil } }
-    }
+    private var refreshTask: Task<A.Credential, any Error>?
     /// The credential in use and whether a renewal runs, as ``isCurrent(_:context:)`` reads them without
     /// waiting for the actor: changed with them, in the same step on the actor.
     private nonisolated let gate: Locked<(credential: A.Credential?, renewing: Bool)>
@@ -151,6 +149,9 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestInterceptor {
         refreshes += 1
         let authenticator = self.authenticator
         let stale = credential
+        // No request goes out with the credential from here on (see `isCurrent`): marked before the
+        // renewal can begin.
+        gate.withLock { $0.renewing = true }
         let task = Task { try await authenticator.refresh(stale) }
         refreshTask = task
         let outcome = await result(of: task)
@@ -164,6 +165,8 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestInterceptor {
             credential = nil
             if case .authenticationFailed(let failure) = error { lastFailure = failure }
         }
+        // The new credential is in place before a request can be found current again.
+        gate.withLock { $0.renewing = false }
         return outcome
     }
 

@@ -47,8 +47,9 @@ struct PoolStateDriver {
     var now: UInt64 = 1_000_000_000
     /// The outcomes each waiter was resumed with, by name, in order.
     private(set) var resumes: [String: [String]] = [:]
-    /// The events logged, as "kind id", in order.
+    /// The events logged, as "kind id", in order, and each as the state made it.
     private(set) var logged: [String] = []
+    private(set) var entries: [State.LogEntry] = []
     /// The attempts begun by effects, as "id#attempt", in order.
     private(set) var begun: [String] = []
     /// The tasks whose end was performed (their delivery told), with the outcome, in order.
@@ -100,7 +101,10 @@ struct PoolStateDriver {
     }
 
     private mutating func absorb(_ effects: State.Effects) {
-        for entry in effects.events { logged.append("\(entry.kind.rawValue) \(entry.handle.id)") }
+        for entry in effects.events {
+            logged.append("\(entry.kind.rawValue) \(entry.handle.id)")
+            entries.append(entry)
+        }
         for (handle, outcome) in effects.ended { ended.append((handle.id, Self.name(outcome))) }
         for (waiter, outcome) in effects.resumes { resumes[waiter.name, default: []].append(Self.name(outcome)) }
         for work in effects.stops { work.stop() }

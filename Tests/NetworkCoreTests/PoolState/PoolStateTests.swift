@@ -515,6 +515,23 @@ struct PoolStateTimerTests {
         #expect(driver.logged.filter { $0 == "stalled t" }.count == row.reported)
     }
 
+    @Test("a stall says how long nothing moved, not how long the task has run")
+    func silence() {
+        var driver = PoolStateDriver()
+        let key = driver.send("t", stall: 1)
+        _ = driver.startTransfer(key)
+        for time in [0.2, 0.4] {
+            driver.now = 1_000_000_000 + UInt64(time * 1e9)
+            _ = driver.run { $0.received(key, attempt: 1, hop: 0, count: 1, at: $2, into: &$1) }
+        }
+        driver.now = 1_000_000_000 + 1_400_000_000
+        driver.run { $0.checkForStall(key, threshold: 1, at: $2, into: &$1) }
+        let stall = driver.entries.last { $0.kind == .stalled }
+        #expect(abs((stall?.silence ?? 0) - 1.0) < 1e-9)
+        #expect(abs((stall?.duration ?? 0) - 1.4) < 1e-9)
+        #expect(driver.phase(key) == .receiving)
+    }
+
     @Test("a task between attempts is not stalled: nothing is expected to move")
     func backingOffIsNoStall() {
         var driver = PoolStateDriver()

@@ -175,3 +175,98 @@ func responseLimit(of error: NetworkError?) -> Int? {
     guard case .responseTooLarge(let limit)? = error else { return nil }
     return limit
 }
+
+/// A one-way gate for ordering tests without sleeps or polls: waiters suspend until it opens; once open,
+/// waiting returns at once.
+final class Latch: @unchecked Sendable {
+    // @unchecked Sendable: `state` is guarded by `lock`.
+    private let lock = NSLock()
+    private var state: (open: Bool, waiters: [CheckedContinuation<Void, Never>]) = (false, [])
+
+    init() {}
+
+    /// Whether it has opened.
+    var isOpen: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return state.open
+    }
+
+    /// Opens it: every waiter goes on, and later ones do not wait.
+    func open() {
+        lock.lock()
+        let waiters = state.open ? [] : state.waiters
+        state = (true, [])
+        lock.unlock()
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Waits until it opens.
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            lock.lock()
+            if state.open {
+                lock.unlock()
+                continuation.resume()
+            } else {
+                state.waiters.append(continuation)
+                lock.unlock()
+            }
+        }
+    }
+}
+
+/// A count a test can wait for without polling: `await tally.reaches(3)`.
+final class Tally: @unchecked Sendable {
+    // @unchecked Sendable: `state` is guarded by `lock`.
+    private let lock = NSLock()
+    private var state: (value: Int, waiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)]) = (0, [])
+
+    init() {}
+
+    /// The count now.
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return state.value
+    }
+
+    /// Counts one more; those waiting for the new count go on.
+    func increment() {
+        lock.lock()
+        state.value += 1
+        let ready = state.waiters.filter { $0.target <= state.value }
+        state.waiters.removeAll { $0.target <= state.value }
+        lock.unlock()
+        for waiter in ready { waiter.continuation.resume() }
+    }
+
+    /// Waits until the count is at least `target`.
+    func reaches(_ target: Int) async {
+        await withCheckedContinuation { continuation in
+            lock.lock()
+            if state.value >= target {
+                lock.unlock()
+                continuation.resume()
+            } else {
+                state.waiters.append((target, continuation))
+                lock.unlock()
+            }
+        }
+    }
+}
+
+/// Runs `operation` in a Swift task that starts on this thread and runs here until its first suspension
+/// (`Task.immediate`, where the platform has it). A send inside it has, when this returns, registered its
+/// task, joined or attached its caller and, with no interceptors, handed its request to the transport: a
+/// test can look at the pool without waiting for anything.
+func immediately<T: Sendable>(
+    _ operation: sending @escaping @isolated(any) () async throws -> T
+) -> Task<T, any Error> {
+    #if compiler(>=6.2)
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            return Task.immediate(operation: operation)
+        }
+    #endif
+    return Task(operation: operation)
+}
