@@ -16,6 +16,8 @@ final class TokenServer: @unchecked Sendable {
     private let lock = NSCondition()
     /// Opens when `barrier` requests have arrived.
     private let wave = Latch()
+    /// Opens when the first refresh has begun.
+    let refreshBegan = Latch()
     private var current = "token-1"
     private var tokens: [String?] = []
     private var refreshStartedAt: Int?
@@ -34,7 +36,6 @@ final class TokenServer: @unchecked Sendable {
 
     var refreshCount: Int { lock.withLock { refreshes } }
     var requestCount: Int { lock.withLock { tokens.count } }
-    var refreshStarted: Bool { lock.withLock { refreshStartedAt != nil } }
     var validToken: String { lock.withLock { current } }
 
     /// Requests that arrived after the first refresh started and did not carry the token it issued.
@@ -82,11 +83,13 @@ final class TokenServer: @unchecked Sendable {
     }
 
     private func startRefresh() -> Int {
-        lock.withLock {
+        let number = lock.withLock {
             if refreshStartedAt == nil { refreshStartedAt = tokens.count }
             refreshes += 1
             return refreshes
         }
+        refreshBegan.open()
+        return number
     }
 
     private func finishRefresh(_ number: Int) -> String? {
@@ -219,7 +222,7 @@ struct AuthenticationTests {
         defer { rig.stop() }
         // A second wave, sent while the refresh runs: it must wait for the new token.
         async let late: (successes: Int, errors: [NetworkError]) = {
-            _ = await eventually { server.refreshStarted }
+            await server.refreshBegan.wait()
             return await rig.wave(20, from: 100)
         }()
         let first = await rig.wave(100)
@@ -309,7 +312,7 @@ struct AuthenticationTests {
         let rig = try AuthRig(venue, server: server, logger: logger)
         defer { rig.stop() }
         let first = Task { await rig.wave(1) }
-        #expect(await eventually(within: 10) { server.refreshStarted })
+        await server.refreshBegan.wait()
         let ended = Locked<(at: Date, error: NetworkError?)?>(nil)
         rig.pool.send(rig.endpoint(7), id: "waiting") { result in ended.withLock { $0 = (Date(), result.failureValue) }
         }
@@ -326,7 +329,7 @@ struct AuthenticationTests {
         // The refresh goes on for the others.
         #expect(await first.value.successes == 1)
         #expect(server.refreshCount == 1)
-        try await Task.sleep(nanoseconds: 100_000_000)
+        // The cancelled send never reached the server: its task had ended before it could be sent.
         #expect(server.requestCount == 2)
         #expect(logger.events.filter { $0.taskID == "waiting" }.map(\.kind) == [.started, .cancelled])
     }

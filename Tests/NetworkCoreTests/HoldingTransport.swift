@@ -13,8 +13,9 @@ final class HoldingTransport: Transport, @unchecked Sendable {
     /// One transfer: its request and events, and whether it has ended.
     private struct Transfer {
         let request: URLRequest
-        let events: TransportEvents
-        var ended = false
+        /// Let go once the transfer has ended: the events hold the pool's receiver, and with it the pool.
+        var events: TransportEvents?
+        var ended: Bool { events == nil }
     }
 
     let starts = Tally()
@@ -26,8 +27,8 @@ final class HoldingTransport: Transport, @unchecked Sendable {
     /// The requests handed over, in order.
     var requests: [URLRequest] { transfers.withLock { $0.map(\.request) } }
 
-    /// The events of the transfer at `index`.
-    func events(_ index: Int) -> TransportEvents { transfers.withLock { $0[index].events } }
+    /// The events of the transfer at `index`, while it runs.
+    func events(_ index: Int) -> TransportEvents? { transfers.withLock { $0[index].events } }
 
     func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
         let index = transfers.withLock { transfers in
@@ -35,8 +36,8 @@ final class HoldingTransport: Transport, @unchecked Sendable {
             return transfers.count - 1
         }
         starts.increment()
-        return Control { [self] in
-            guard take(index) != nil else { return }
+        return Control { [weak self] in
+            guard let self, let events = take(index)?.events else { return }
             cancels.increment()
             events.fail(URLError(.cancelled))
         }
@@ -50,9 +51,9 @@ final class HoldingTransport: Transport, @unchecked Sendable {
             let head = HTTPURLResponse(
                 url: transfer.request.url!, statusCode: response.statusCode, httpVersion: "HTTP/1.1",
                 headerFields: response.headers)!
-            guard transfer.events.receive(head: head) else { continue }
-            if !response.body.isEmpty, !transfer.events.receive(body: response.body) { continue }
-            transfer.events.finish()
+            guard let events = transfer.events, events.receive(head: head) else { continue }
+            if !response.body.isEmpty, !events.receive(body: response.body) { continue }
+            events.finish()
         }
     }
 
@@ -60,7 +61,7 @@ final class HoldingTransport: Transport, @unchecked Sendable {
     private func take(_ index: Int) -> Transfer? {
         transfers.withLock { transfers in
             guard index < transfers.count, !transfers[index].ended else { return nil }
-            transfers[index].ended = true
+            defer { transfers[index].events = nil }
             return transfers[index]
         }
     }

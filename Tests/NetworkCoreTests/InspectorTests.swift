@@ -54,12 +54,11 @@ struct InspectorTests {
     @Test("running and waiting tasks are listed oldest first, with their state and place in the queue")
     func activeAndQueued() async throws {
         let inspector = PoolInspector()
+        let transport = HoldingTransport()
         let pool = TaskPool(
-            configuration: .init(
-                transport: StubTransport(delay: 5) { _, _ in .json("{}") }, maximumConcurrentTasks: 1,
-                inspector: inspector))
+            configuration: .init(transport: transport, maximumConcurrentTasks: 1, inspector: inspector))
         for id in ["a", "b", "c"] { pool.send(TestEndpoint(path: id), id: id) { _ in } }
-        #expect(await eventually { inspector.inspection.active.first?.phase == "sending" })
+        #expect(inspector.inspection.active.first?.phase == "sending")
         let active = inspector.inspection.active
         #expect(active.map(\.id) == ["a", "b", "c"])
         #expect(active.map(\.state) == [.running, .queued, .queued])
@@ -176,18 +175,17 @@ struct InspectorTests {
     @Test("an inspector does not keep its pools alive, and watches several")
     func severalPools() async throws {
         let inspector = PoolInspector()
-        var first: TaskPool? = TaskPool(
-            configuration: .init(transport: StubTransport(delay: 5) { _, _ in .json("{}") }, inspector: inspector))
-        let second = TaskPool(
-            configuration: .init(transport: StubTransport(delay: 5) { _, _ in .json("{}") }, inspector: inspector))
+        var first: TaskPool? = TaskPool(configuration: .init(transport: HoldingTransport(), inspector: inspector))
+        let second = TaskPool(configuration: .init(transport: HoldingTransport(), inspector: inspector))
         first?.send(TestEndpoint(path: "a"), id: "a") { _ in }
         second.send(TestEndpoint(path: "b"), id: "b") { _ in }
-        #expect(await eventually { inspector.inspection.active.count == 2 })
+        #expect(inspector.inspection.active.count == 2)
         #expect(inspector.cancel(id: "a"))
-        #expect(await eventually { inspector.inspection.active.map(\.id) == ["b"] })
+        #expect(inspector.inspection.active.map(\.id) == ["b"])
+        // Its task has ended and its transfer let go: nothing but `first` held the pool.
         weak let released = first
         first = nil
-        #expect(await eventually { released == nil })
+        #expect(released == nil)
         #expect(inspector.cancel(id: "b"))
     }
 
@@ -197,6 +195,7 @@ struct InspectorTests {
         let pool = TaskPool(
             configuration: .init(transport: StubTransport { _, _ in .json("{}") }, inspector: inspector))
         _ = try await pool.send(TestEndpoint(path: "first"), id: "same")
+        // Queued at least a millisecond later: the page matches a queued date to the millisecond.
         try await Task.sleep(nanoseconds: 5_000_000)
         _ = try await pool.send(TestEndpoint(path: "second"), id: "same")
         let kept = inspector.inspection.recent

@@ -11,6 +11,8 @@ import Testing
 final class DrivenTransport: Transport, @unchecked Sendable {  // `lock` guards `started`.
     private let lock = NSLock()
     private var started: [(request: URLRequest, events: TransportEvents)] = []
+    /// How many transfers were started, to wait for.
+    let starts = Tally()
     /// How many transfers it was asked to start.
     var count: Int { lock.withLock { started.count } }
     /// The last transfer's events.
@@ -22,6 +24,7 @@ final class DrivenTransport: Transport, @unchecked Sendable {  // `lock` guards 
 
     func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
         lock.withLock { started.append((request, events)) }
+        starts.increment()
         return Control()
     }
 
@@ -85,8 +88,7 @@ struct ProgressTests {
         let log = ProgressLog()
         let endpoint = TestEndpoint(
             method: .post, task: .data(Data(repeating: 1, count: 10), contentType: "application/octet-stream"))
-        async let sent = pool.upload(endpoint, id: "t") { log.append($0) }
-        #expect(await eventually { transport.events != nil })
+        let sent = immediately { try await pool.upload(endpoint, id: "t") { log.append($0) } }
         let events = try #require(transport.events)
         let task = try #require(pool.task(id: "t"))
         #expect(task.progress == TransferProgress(bytesSent: 0, bytesToSend: 10))
@@ -105,11 +107,10 @@ struct ProgressTests {
         #expect(middle.bytesPerSecond > 0)
         #expect(pool.debugDescription.contains("3 B of 6 B (50 %)"))
         #expect(pool.activeTaskSnapshots.first?.progress.bytesReceived == 3)
-        #expect(await eventually { log.values.last?.bytesReceived == 3 })
 
         events.receive(body: Data("def".utf8))
         events.finish()
-        let response = try await sent
+        let response = try await sent.value
         #expect(response.body == Data("abcdef".utf8))
         // The last value reaches the callback before the call returns.
         let last = try #require(log.values.last)
@@ -135,13 +136,13 @@ struct ProgressTests {
         let task = try #require(pool.task(id: "r"))
         var updates = task.progressUpdates.makeAsyncIterator()
         #expect(await updates.next()?.bytesReceived == 0)
-        #expect(await eventually { transport.events != nil })
         let first = try #require(transport.events)
         first.receive(head: DrivenTransport.head(200, ["Content-Length": "100"]))
         first.receive(body: Data(count: 40))
         #expect(task.progress.bytesReceived == 40)
         first.fail(URLError(.networkConnectionLost))
-        #expect(await eventually { transport.count == 2 })
+        // The policy's wait (10 ms, on the pool's timer) ends, and the second attempt is handed over.
+        await transport.starts.reaches(2)
         #expect(task.progress.bytesReceived == 0)
         #expect(task.progress.bytesExpected == nil)
         #expect(task.attempts == 2)
@@ -157,10 +158,10 @@ struct ProgressTests {
         let pool = TaskPool(configuration: .init(transport: transport))
         let log = ProgressLog()
         let endpoint = TestEndpoint()
-        let other = Counter()
-        pool.send(endpoint, id: "shared") { _ in other.increment() }
-        let leaving = Task { try await pool.upload(endpoint, id: "shared") { log.append($0) } }
-        #expect(await eventually { transport.events != nil && log.values.count == 1 })
+        let other = Latch()
+        pool.send(endpoint, id: "shared") { _ in other.open() }
+        let leaving = immediately { try await pool.upload(endpoint, id: "shared") { log.append($0) } }
+        await log.count.reaches(1)
         leaving.cancel()
         let left = await leaving.result
         #expect(throws: NetworkError.self) { try left.get() }
@@ -170,7 +171,7 @@ struct ProgressTests {
         transport.events?.receive(head: DrivenTransport.head(200, ["Content-Length": "2"]))
         transport.events?.receive(body: Data("ok".utf8))
         transport.events?.finish()
-        #expect(await eventually { other.count == 1 })
+        await other.wait()
         #expect(log.values.allSatisfy { $0.bytesReceived == 0 })
     }
 }

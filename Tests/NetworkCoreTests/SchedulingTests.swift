@@ -229,9 +229,9 @@ struct SchedulingTests {
         let server = try ConcurrencyServer(hold: 0.01, gated: true)
         defer { server.stop() }
         let pool = TaskPool(configuration: .init(maximumConcurrentTasks: 1))
-        let done = Counter()
+        let done = Tally()
+        // Admitted at once: the one slot is taken when `send` returns.
         pool.send(TestEndpoint(baseURL: server.baseURL, path: "first"), id: "first") { _ in done.increment() }
-        #expect(await eventually(within: 10) { server.requestOrder == ["first"] })
         let queued: [(String, RequestPriority)] = [
             ("low", .low), ("normal", .normal), ("background", .background), ("high", .high), ("normal2", .normal),
         ]
@@ -252,7 +252,7 @@ struct SchedulingTests {
         #expect(pool.reprioritize(id: "background", to: .high))
         #expect(!pool.reprioritize(id: "nobody", to: .high))
         server.open()
-        #expect(await eventually(within: 10) { done.count == 6 })
+        await done.reaches(6)
         #expect(server.requestOrder == ["first", "high", "background", "normal", "normal2", "low"])
     }
 
@@ -265,18 +265,20 @@ struct SchedulingTests {
         pool.pause()
         #expect(pool.isPaused)
         let outcomes = Locked<[String: [Bool]]>([:])
+        let ended = Tally()
         for index in 0..<20 {
             pool.send(TestEndpoint(baseURL: server.baseURL, path: "p\(index)"), id: "p\(index)") { result in
                 outcomes.withLock { $0["p\(index)", default: []].append((try? result.get()) != nil) }
+                ended.increment()
             }
         }
-        try await Task.sleep(for: .milliseconds(50))
+        // Every send is registered and waits: none was handed to the transport.
         #expect(server.requestOrder.isEmpty && pool.queuedCount == 20 && pool.activeTasks.count == 20)
         #expect(pool.cancel(id: "p7"))
         #expect(pool.queuedCount == 19)
         pool.resume()
         #expect(!pool.isPaused)
-        #expect(await eventually(within: 10) { outcomes.withLock { $0.count } == 20 })
+        await ended.reaches(20)
         let results = outcomes.withLock { $0 }
         #expect(results.values.allSatisfy { $0.count == 1 })
         #expect(results["p7"] == [false])
@@ -300,7 +302,7 @@ struct SchedulingTests {
             }
             #expect(pool.queuedCount == 3)
         }
-        #expect(await eventually(within: 5) { outcomes.withLock { $0.count } == 3 })
+        // Told as the pool went away, before this line.
         #expect(outcomes.withLock { $0 } == [true, true, true])
     }
 
@@ -341,8 +343,8 @@ struct SchedulingTests {
         #expect(a === b && server.requestOrder == ["same"])
 
         pool.send(TestEndpoint(baseURL: server.baseURL, path: "held"), id: "held") { _ in }
-        let next = Task { try await pool.send(TestEndpoint(baseURL: server.baseURL, path: "next"), id: "next") }
-        #expect(await eventually(within: 10) { pool.queuedCount == 1 })
+        let next = immediately { try await pool.send(TestEndpoint(baseURL: server.baseURL, path: "next"), id: "next") }
+        #expect(pool.queuedCount == 1)
         #expect(pool.cancel(id: "held"))
         _ = try await next.value
         #expect(server.requestOrder.suffix(1) == ["next"])

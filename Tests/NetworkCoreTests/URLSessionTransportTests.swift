@@ -160,15 +160,15 @@ struct URLSessionTransportLoopbackTests {
         }
     }
 
-    /// How a task is sent in ``runner(_:)``.
+    /// How a task is sent in ``cancelEachWay(_:)``.
     enum Sending: String, CaseIterable, Sendable {
         case awaited, awaitedWithInterceptor, completionHandler
     }
 
     @Test(
-        "a send without interceptors runs as the URLSessionTask alone, awaited or with a handler; with them, in a Swift task",
+        "a send over URLSession, awaited or with a handler, interceptors or not, ends at its cancel",
         arguments: Sending.allCases)
-    func runner(_ sending: Sending) async throws {
+    func cancelEachWay(_ sending: Sending) async throws {
         struct Passing: RequestInterceptor {}
         // The answer comes long after the cancel below, so only the cancel can end the send.
         let server = try LoopbackServer(recordsRequests: false) { _ in .delayed(60, StubResponse(body: Data("{}".utf8)))
@@ -179,25 +179,28 @@ struct URLSessionTransportLoopbackTests {
                 transport: URLSessionTransport(configuration: .ephemeral),
                 interceptors: sending == .awaitedWithInterceptor ? [Passing()] : []))
         let endpoint = TestEndpoint(baseURL: server.baseURL, path: "/slow")
+        let handled = Latch()
         let outcome = Locked<Result<Response, NetworkError>?>(nil)
+        var caller: Task<Response, any Error>?
         if sending == .completionHandler {
-            pool.send(endpoint, id: "slow") { result in outcome.withLock { $0 = result } }
-        } else {
-            Task {
-                let result: Result<Response, NetworkError>
-                do throws(NetworkError) { result = .success(try await pool.send(endpoint, id: "slow")) } catch {
-                    result = .failure(error)
-                }
+            pool.send(endpoint, id: "slow") { result in
                 outcome.withLock { $0 = result }
+                handled.open()
+            }
+        } else {
+            caller = immediately { try await pool.send(endpoint, id: "slow") }
+        }
+        #expect(pool.task(id: "slow") != nil)
+        #expect(pool.cancel(id: "slow"))
+        if let caller {
+            #expect(isCancelled(await caller.result))
+        } else {
+            await handled.wait()
+            guard case .failure(.cancelled)? = outcome.withLock({ $0 }) else {
+                Issue.record("ended with \(String(describing: outcome.withLock { $0 }))")
+                return
             }
         }
-        #expect(await eventually { pool.task(id: "slow")?.phase == .sending })
-        #expect(pool.cancel(id: "slow"))
-        #expect(await eventually { outcome.withLock { $0 } != nil })
-        let result = outcome.withLock { $0 }
-        guard case .failure(.cancelled)? = result else {
-            Issue.record("ended with \(String(describing: result))")
-            return
-        }
+        #expect(pool.activeTasks.isEmpty)
     }
 }

@@ -89,7 +89,12 @@ extension Result {
 final class ProgressLog: @unchecked Sendable {  // `lock` guards `values`.
     private let lock = NSLock()
     private var stored: [TransferProgress] = []
-    func append(_ value: TransferProgress) { lock.withLock { stored.append(value) } }
+    /// How many values came, to wait for.
+    let count = Tally()
+    func append(_ value: TransferProgress) {
+        lock.withLock { stored.append(value) }
+        count.increment()
+    }
     var values: [TransferProgress] { lock.withLock { stored } }
 }
 
@@ -235,8 +240,9 @@ final class Tally: @unchecked Sendable {
     func increment() {
         lock.lock()
         state.value += 1
-        let ready = state.waiters.filter { $0.target <= state.value }
-        state.waiters.removeAll { $0.target <= state.value }
+        let value = state.value
+        let ready = state.waiters.filter { $0.target <= value }
+        state.waiters.removeAll { $0.target <= value }
         lock.unlock()
         for waiter in ready { waiter.continuation.resume() }
     }
