@@ -38,7 +38,8 @@ final class HandOffLog: Transport, @unchecked Sendable {
         entries.withLock { $0.append((request.url?.path ?? "", token, renewal.began.isOpen)) }
         return AsyncTransfer(reportingTo: events) { events in
             let status = token == "token-0" ? 401 : 200
-            events.receive(head: HTTPURLResponse(url: request.url!, statusCode: status, httpVersion: nil, headerFields: nil)!)
+            let head = HTTPURLResponse(url: request.url!, statusCode: status, httpVersion: nil, headerFields: nil)!
+            events.receive(head: head)
         }
     }
 }
@@ -95,7 +96,7 @@ struct CredentialGateTests {
         #expect(interceptor.isCurrent(adapted, context: login))
     }
 
-    @Test("a request adapted with the old token just before the renewal began is adapted again, and goes out with the new one")
+    @Test("a request adapted with the old token just before the renewal began is adapted again, sent with the new one")
     func poolGate() async throws {
         let renewal = HeldRenewal()
         let transport = HandOffLog(renewal: renewal)

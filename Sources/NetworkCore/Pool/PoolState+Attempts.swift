@@ -77,17 +77,16 @@ extension PoolState {
 
     /// An interceptor renewed the credential while the task waited for it.
     mutating func credentialRefreshed(_ key: TaskKey, at now: UInt64, into effects: inout Effects) {
-        guard records[key]?.hasEnded == false else { return }
+        guard update(key, { $0.hasEnded }) == false else { return }
         log(.credentialRefreshed, key, at: now, into: &effects)
     }
 
     /// The request of the task's `attempt` (`hop` 0), or of a redirect the pool follows (the next hop),
-    /// is about to go to the transport, stopped by `work`; the body has `bodyLength` bytes, and the answer
-    /// continues `kept` bytes already received (a download asking for the rest). Returns whether to
-    /// send it: not when the task has ended or has moved on.
+    /// is about to go to the transport; the body has `bodyLength` bytes, and the answer continues `kept`
+    /// bytes already received (a download asking for the rest). Returns whether to send it: not when the
+    /// task has ended or has moved on.
     mutating func transferStarting(
-        _ key: TaskKey, attempt: Int, hop: Int, work: any Stoppable, bodyLength: Int?, kept: Int,
-        at now: UInt64
+        _ key: TaskKey, attempt: Int, hop: Int, bodyLength: Int?, kept: Int, at now: UInt64
     ) -> Bool {
         update(key) { record -> Bool in
             guard record.attempt == attempt else { return false }
@@ -96,73 +95,82 @@ extension PoolState {
                 guard hop == 0 else { return false }
                 record.meter.openAttempt(attempt, bodyLength: bodyLength, kept: kept, at: now)
             case .transferring(let transfer):
-                guard transfer.work == nil, hop == transfer.hop + 1 else { return false }
+                guard transfer.redirected, hop == transfer.hop + 1 else { return false }
             default:
                 return false
             }
-            record.life = .transferring(Transfer(attempt: attempt, hop: hop, work: work))
+            record.life = .transferring(Transfer(attempt: attempt, hop: hop))
             return true
         } ?? false
     }
 
+    /// The transport returned its control of the transfer: kept, to cancel the transfer if the task ends.
+    /// Returns the control back when the task has ended already: cancel it. (A transfer that is over
+    /// already, answered before its transport returned, keeps nothing.)
+    mutating func transferAttached(
+        _ key: TaskKey, attempt: Int, hop: Int, control: any TransportControl
+    ) -> (any TransportControl)? {
+        update(key) { record -> (any TransportControl)? in
+            if record.hasEnded { return control }
+            guard case .transferring(var transfer) = record.life, transfer.attempt == attempt, transfer.hop == hop,
+                !transfer.redirected
+            else { return nil }
+            transfer.control = control
+            record.life = .transferring(transfer)
+            return nil
+        } ?? control
+    }
+
     /// Whether `transfer` is the task's current one.
-    private static func isCurrent(_ record: Record, attempt: Int, hop: Int) -> Bool {
+    private static func isCurrent(_ record: borrowing Record, attempt: Int, hop: Int) -> Bool {
         guard case .transferring(let transfer) = record.life else { return false }
-        return transfer.attempt == attempt && transfer.hop == hop && transfer.work != nil
+        return transfer.attempt == attempt && transfer.hop == hop && !transfer.redirected
     }
 
-    /// The response's head arrived, its body `extent` of the whole. Returns whether the transfer still
-    /// counts: not once the task has ended.
+    /// What a transfer's report comes to: whether the transfer still counts (not once the task has ended),
+    /// and the progress to tell those following the task, if anyone does.
+    typealias Reported = (counts: Bool, progress: Progress?)
+
+    /// The response's head arrived, its body `extent` of the whole.
     mutating func head(
-        _ key: TaskKey, attempt: Int, hop: Int, extent: (offset: Int, total: Int?), at now: UInt64,
-        into effects: inout Effects
-    ) -> Bool {
-        let counts =
-            update(key) { record -> Bool in
-                guard Self.isCurrent(record, attempt: attempt, hop: hop) else { return false }
-                record.meter.head(extent: extent, at: now)
-                return true
-            } ?? false
-        if counts { publishProgress(of: key, at: now, into: &effects) }
-        return counts
+        _ key: TaskKey, attempt: Int, hop: Int, extent: (offset: Int, total: Int?), at now: UInt64
+    ) -> Reported {
+        update(key) { record -> Reported in
+            guard Self.isCurrent(record, attempt: attempt, hop: hop) else { return (false, nil) }
+            record.meter.head(extent: extent, at: now)
+            return (true, Self.progress(of: record, at: now))
+        } ?? (false, nil)
     }
 
-    /// `count` body bytes arrived. Returns whether the transfer still counts.
-    mutating func received(
-        _ key: TaskKey, attempt: Int, hop: Int, count: Int, at now: UInt64, into effects: inout Effects
-    ) -> Bool {
-        let counts =
-            update(key) { record -> Bool in
-                guard case .transferring(var transfer) = record.life, transfer.attempt == attempt,
-                    transfer.hop == hop, transfer.work != nil
-                else { return false }
-                if !transfer.receiving {
-                    transfer.receiving = true
-                    record.life = .transferring(transfer)
-                }
-                record.meter.received(count, at: now)
-                return true
-            } ?? false
-        if counts { publishProgress(of: key, at: now, into: &effects) }
-        return counts
+    /// `count` body bytes arrived.
+    mutating func received(_ key: TaskKey, attempt: Int, hop: Int, count: Int, at now: UInt64) -> Reported {
+        update(key) { record -> Reported in
+            guard case .transferring(var transfer) = record.life, transfer.attempt == attempt, transfer.hop == hop,
+                !transfer.redirected
+            else { return (false, nil) }
+            if !transfer.receiving {
+                transfer.receiving = true
+                record.life = .transferring(transfer)
+            }
+            record.meter.received(count, at: now)
+            return (true, Self.progress(of: record, at: now))
+        } ?? (false, nil)
     }
 
     /// `total` bytes of the request's body are sent, of `expected` when known.
     mutating func sent(
-        _ key: TaskKey, attempt: Int, hop: Int, total: Int, expected: Int?, at now: UInt64, into effects: inout Effects
-    ) {
-        let counts =
-            update(key) { record -> Bool in
-                guard Self.isCurrent(record, attempt: attempt, hop: hop) else { return false }
-                record.meter.sent(total, expected: expected, at: now)
-                return true
-            } ?? false
-        if counts { publishProgress(of: key, at: now, into: &effects) }
+        _ key: TaskKey, attempt: Int, hop: Int, total: Int, expected: Int?, at now: UInt64
+    ) -> Reported {
+        update(key) { record -> Reported in
+            guard Self.isCurrent(record, attempt: attempt, hop: hop) else { return (false, nil) }
+            record.meter.sent(total, expected: expected, at: now)
+            return (true, Self.progress(of: record, at: now))
+        } ?? (false, nil)
     }
 
     /// The server redirected with `status` to `url`. `followed`: the transport followed it
     /// within the transfer; else the transfer has ended and the pool follows, with the next hop (see
-    /// ``transferStarting(_:attempt:hop:work:bodyLength:kept:at:)``). Returns whether the task goes on.
+    /// ``transferStarting(_:attempt:hop:bodyLength:kept:at:)``). Returns whether the task goes on.
     mutating func redirected(
         _ key: TaskKey, attempt: Int, hop: Int, status: Int, to url: URL?, byTransport followed: Bool,
         at now: UInt64, into effects: inout Effects
@@ -171,7 +179,7 @@ extension PoolState {
             update(key) { record -> Bool in
                 guard Self.isCurrent(record, attempt: attempt, hop: hop) else { return false }
                 record.meter.redirected(at: now)
-                if !followed { record.life = .transferring(Transfer(attempt: attempt, hop: hop, work: nil)) }
+                if !followed { record.life = .transferring(Transfer(attempt: attempt, hop: hop, redirected: true)) }
                 return true
             } ?? false
         if counts {
@@ -220,7 +228,7 @@ extension PoolState {
         if let ended { return .ended(ended) }
         if let handle { return .deciding(handle) }
         end(key, with: outcome, at: now, into: &effects)
-        return .ended(records[key]?.outcome ?? outcome)
+        return .ended(outcome)
     }
 
     /// The interceptors decided after the failure of the task's `attempt`. A retry whose wait would end
@@ -253,7 +261,7 @@ extension PoolState {
             if wait > 0 {
                 setTimer(.retry, of: key, after: wait, at: now, into: &effects)
             } else if let handle = handle ?? nil {
-                effects.begins.append(Begin(key: key, handle: handle, attempt: attempt + 1))
+                effects.begin(Begin(key: key, handle: handle, attempt: attempt + 1))
             }
         }
     }
@@ -265,6 +273,6 @@ extension PoolState {
             record.life = .preparing(work: nil)
             return Begin(key: key, handle: handle, attempt: record.attempt)
         }
-        if let begin = begin ?? nil { effects.begins.append(begin) }
+        if let begin = begin ?? nil { effects.begin(begin) }
     }
 }

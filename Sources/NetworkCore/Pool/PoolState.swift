@@ -23,31 +23,51 @@ import Foundation
 struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
     typealias Outcome = Result<Response, NetworkError>
 
-    /// What the pool's effects are made of: the callers to resume, the work to stop, the events to log…
-    /// Inline lists, so that the usual event allocates nothing.
+    /// What the pool is to do after an event, outside its lock: resume these callers with these outcomes, let
+    /// go of these ended tasks (their delivery learns the end), arm the timer, and, more rarely, stop work,
+    /// log events, begin attempts and tell progress. The usual event allocates nothing.
     struct Effects {
         /// Callers to resume with an outcome.
         var resumes = InlineFirstList<(waiter: Waiter, outcome: Outcome)>()
-        /// Work to stop: the transfer or interceptors of tasks that ended.
-        var stops = InlineFirstList<any Stoppable>()
-        /// Events to log (only when the pool logs).
-        var events = InlineFirstList<LogEntry>()
         /// Tasks that ended, with their outcome: their handles are let go outside the lock, and their
         /// delivery (a file, a stream) learns the end.
         var ended = InlineFirstList<(handle: Handle, outcome: Outcome)>()
-        /// Attempts to begin: tasks that left the queue, or whose retry's wait is over.
-        var begins = InlineFirstList<Begin>()
-        /// Progress to tell those following a task; `finish`: and end their streams.
-        var progress = InlineFirstList<
-            (observers: [AsyncStream<TransferProgress>.Continuation], value: TransferProgress, finish: Bool)
-        >()
         /// The time the pool's one dispatch timer is to fire at, when it changes.
         var timer: UInt64?
+        /// The rarer effects, in the order they came.
+        private(set) var others: [Other] = []
 
-        var isEmpty: Bool {
-            resumes.isEmpty && stops.isEmpty && events.isEmpty && ended.isEmpty && begins.isEmpty
-                && progress.isEmpty && timer == nil
+        /// A rarer effect.
+        enum Other {
+            /// Work of an ended task to stop: its transfer or its interceptors.
+            case stop(Work)
+            /// An event to log (only when the pool logs).
+            case log(LogEntry)
+            /// An attempt to begin: a task left the queue, or its retry's wait is over.
+            case begin(Begin)
+            /// Progress to tell those following a task.
+            case progress(Progress)
         }
+
+        mutating func stop(_ work: Work) { others.append(.stop(work)) }
+        mutating func log(_ entry: LogEntry) { others.append(.log(entry)) }
+        mutating func begin(_ begin: Begin) { others.append(.begin(begin)) }
+        mutating func tell(_ progress: Progress) { others.append(.progress(progress)) }
+
+        /// Work to stop, events to log, attempts to begin, progress to tell, each in order.
+        var stops: [Work] { others.compactMap { if case .stop(let work) = $0 { work } else { nil } } }
+        var events: [LogEntry] { others.compactMap { if case .log(let entry) = $0 { entry } else { nil } } }
+        var begins: [Begin] { others.compactMap { if case .begin(let begin) = $0 { begin } else { nil } } }
+        var progress: [Progress] { others.compactMap { if case .progress(let told) = $0 { told } else { nil } } }
+
+        var isEmpty: Bool { resumes.isEmpty && ended.isEmpty && timer == nil && others.isEmpty }
+    }
+
+    /// A task's progress to tell those following it; `finish`: and end their streams.
+    struct Progress {
+        let observers: [AsyncStream<TransferProgress>.Continuation]
+        let value: TransferProgress
+        let finish: Bool
     }
 
     /// An attempt to begin: prepare the request (interceptors) and send it.
@@ -104,14 +124,14 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
 
     /// Every task's record, by key: the running ones, and the ended ones whose handle is still held
     /// somewhere (see ``forget(_:)``).
-    private(set) var records: [TaskKey: Record] = [:]
+    private(set) var records = Records()
     /// The running tasks' keys by id.
     private(set) var ids: [String: TaskKey] = [:]
     var scheduler: Scheduler<TaskKey>
     var timers = TimerHeap<TaskKey>()
     /// When the pool's dispatch timer is set to fire; `.max` when it is not set.
     var armedTime = UInt64.max
-    private var lastKey: UInt64 = 0
+    private var lastSequence: UInt64 = 0
     /// Whether the pool logs events: when not, none are made.
     let logs: Bool
     /// The most attempts any task makes.
@@ -137,7 +157,7 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
         makeHandle: (_ id: String, _ key: TaskKey) -> Handle
     ) -> Submitted {
         var id = submission.givenID ?? submission.derivedID
-        if let running = ids[id], let handle = records[running]?.handle {
+        if let running = ids[id], let handle = update(running, { $0.handle }) ?? nil {
             let isSame = isSameCall(handle)
             if submission.givenID == nil, !isSame {
                 // A derived id names the call: a different call that derives the same id (a header that is
@@ -157,28 +177,23 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
                 }
             }
         }
-        lastKey += 1
-        let key = TaskKey(rawValue: lastKey)
-        let handle = makeHandle(id, key)
+        lastSequence += 1
         let cached = submission.cached
-        var record = Record(
-            id: id, key: key, host: submission.host, takesSlot: cached == nil, deadline: submission.deadline,
-            stallThreshold: submission.stallThreshold, priority: submission.priority, life: .queued, handle: handle,
-            meter: TaskMeter(at: now))
-        let token = record.newToken()
-        if let waiter = submission.waiter { record.waiters.append((token, waiter)) }
-        var begins = false
-        if cached == nil {
-            if scheduler.admit(key, host: submission.host, priority: submission.priority) {
-                record.life = .preparing(work: nil)
-                begins = true
-            } else {
-                record.life = .queued
-            }
-        } else {
-            record.life = .preparing(work: nil)
+        var handle: Handle?
+        let key = records.insert { key in
+            handle = makeHandle(id, key)
+            return Record(
+                id: id, key: key, sequence: lastSequence, host: submission.host, takesSlot: cached == nil,
+                deadline: submission.deadline, stallThreshold: submission.stallThreshold,
+                priority: submission.priority, life: .preparing(work: nil), handle: handle, meter: TaskMeter(at: now))
         }
-        records[key] = record
+        let begins = cached == nil && scheduler.admit(key, host: submission.host, priority: submission.priority)
+        let token = update(key) { record -> UInt32 in
+            let token = record.newToken()
+            if let waiter = submission.waiter { record.waiters.append((token, waiter)) }
+            if cached == nil, !begins { record.life = .queued }
+            return token
+        }!
         ids[id] = key
         if let deadline = submission.deadline, cached == nil {
             setTimer(.deadline, of: key, after: deadline, at: now, into: &effects)
@@ -191,13 +206,13 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
         } else {
             log(.queued, key, at: now, into: &effects)
         }
-        return .registered(key: key, handle: handle, token: token, begins: begins)
+        return .registered(key: key, handle: handle!, token: token, begins: begins)
     }
 
     /// The task `key` leaves the queue or is admitted at once: it is started, and its stall check set.
     private mutating func started(_ key: TaskKey, at now: UInt64, into effects: inout Effects) {
         log(.started, key, at: now, into: &effects)
-        if let threshold = records[key]?.stallThreshold {
+        if let threshold = update(key, { $0.stallThreshold }) ?? nil {
             setTimer(.stall, of: key, after: threshold, at: now, into: &effects)
         }
     }
@@ -251,10 +266,7 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
     /// Cancels every running task, those waiting in the queue first, so that none of them starts in a
     /// slot a cancelled one frees. Returns how many.
     mutating func cancelAll(at now: UInt64, into effects: inout Effects) -> Int {
-        let keys = ids.values.sorted { a, b in
-            let (queuedA, queuedB) = (records[a]?.isQueued == true, records[b]?.isQueued == true)
-            return queuedA != queuedB ? queuedA : a < b
-        }
+        let keys = runningKeys().sorted { a, b in a.queued != b.queued ? a.queued : a.sequence < b.sequence }.map(\.key)
         return keys.reduce(0) { count, key in
             count + (end(key, with: .failure(.cancelled), at: now, into: &effects) ? 1 : 0)
         }
@@ -263,7 +275,8 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
     /// Ends the tasks waiting in the queue with ``NetworkError/cancelled``: the pool is going away, and
     /// nothing would ever start them.
     mutating func cancelQueued(at now: UInt64, into effects: inout Effects) {
-        for key in ids.values.sorted() where records[key]?.isQueued == true {
+        for (key, _, _) in runningKeys().sorted(by: { $0.sequence < $1.sequence })
+        where update(key, { $0.isQueued }) == true {
             end(key, with: .failure(.cancelled), at: now, into: &effects)
         }
     }
@@ -275,10 +288,11 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
     /// its id let go, its progress streams ended, its end logged. Returns whether this call ended it.
     @discardableResult
     mutating func end(_ key: TaskKey, with outcome: Outcome, at now: UInt64, into effects: inout Effects) -> Bool {
+        let logs = self.logs
         let ended = update(key) { record -> (id: String, host: String, wasQueued: Bool, heldSlot: Bool)? in
             guard !record.hasEnded else { return nil }
             let facts = (record.id, record.host, record.isQueued, record.holdsSlot)
-            if let work = record.work { effects.stops.append(work) }
+            if let work = record.work { effects.stop(work) }
             record.life = .ended(outcome)
             record.meter.end(at: now)
             // A caller away finishing the task learns the outcome when it comes back.
@@ -287,27 +301,26 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
             }
             record.waiters = InlineFirstList()
             if !record.observers.isEmpty {
-                effects.progress.append((record.observers, record.meter.progress(at: now), true))
+                effects.tell(Progress(observers: record.observers, value: record.meter.progress(at: now), finish: true))
                 record.observers = []
+            }
+            // Its handle is let go outside the lock, where its delivery learns the end.
+            if let handle = record.handle {
+                if logs {
+                    let kind: TaskEvent.Kind =
+                        switch outcome {
+                        case .success: .finished
+                        case .failure(.cancelled): .cancelled
+                        case .failure: .failed
+                        }
+                    effects.log(Self.entry(kind, of: record, handle: handle, at: now))
+                }
+                effects.ended.append((handle, outcome))
+                record.handle = nil
             }
             return facts
         }
         guard let (id, host, wasQueued, heldSlot) = ended ?? nil else { return false }
-        switch outcome {
-        case .success: log(.finished, key, at: now, into: &effects)
-        case .failure(.cancelled): log(.cancelled, key, at: now, into: &effects)
-        case .failure: log(.failed, key, at: now, into: &effects)
-        }
-        // Its handle is let go outside the lock, where its delivery learns the end.
-        if let handle = update(
-            key,
-            { record -> Handle? in
-                defer { record.handle = nil }
-                return record.handle
-            }) ?? nil
-        {
-            effects.ended.append((handle, outcome))
-        }
         timers.removeAll(of: key)
         // The task may have been replaced under its id (`DuplicatePolicy.replace`): remove only itself.
         if let index = ids.index(forKey: id), ids.values[index] == key {
@@ -334,27 +347,36 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
                 }) ?? nil
         else { return }
         started(key, at: now, into: &effects)
-        effects.begins.append(Begin(key: key, handle: handle, attempt: 1))
+        effects.begin(Begin(key: key, handle: handle, attempt: 1))
     }
 
     /// The task's handle is gone: its record goes too. (A running task's handle is held by its record,
     /// so only an ended task's can go.)
     mutating func forget(_ key: TaskKey) {
-        guard let index = records.index(forKey: key), records.values[index].hasEnded else { return }
-        records.remove(at: index)
-        if records.isEmpty, records.capacity > Self.keptCapacity { records = [:] }
+        guard update(key, { $0.hasEnded }) == true else { return }
+        records.remove(key)
     }
 
     // MARK: Reading
 
     /// The running task with this id.
-    func handle(id: String) -> Handle? { ids[id].flatMap { records[$0]?.handle } }
+    mutating func handle(id: String) -> Handle? {
+        guard let key = ids[id] else { return nil }
+        return update(key) { $0.handle } ?? nil
+    }
 
     /// The running tasks, oldest first, each with its place in the queue while it waits.
-    var activeTasks: [(handle: Handle, queuePosition: Int?)] {
+    mutating func activeTasks() -> [(handle: Handle, queuePosition: Int?)] {
         let order = scheduler.queuedCount > 0 ? scheduler.queueOrder : []
         let places = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0 + 1) })
-        return ids.values.sorted().compactMap { key in records[key]?.handle.map { ($0, places[key]) } }
+        return runningKeys().sorted { $0.sequence < $1.sequence }.compactMap { key, _, _ in
+            (update(key) { $0.handle } ?? nil).map { ($0, places[key]) }
+        }
+    }
+
+    /// The running tasks' keys, with the order they came in and whether each waits in the queue.
+    private mutating func runningKeys() -> [(key: TaskKey, sequence: UInt64, queued: Bool)] {
+        ids.values.compactMap { key in update(key) { (key, $0.sequence, $0.isQueued) } }
     }
 
     /// How many tasks run (or wait in the queue).
@@ -364,11 +386,11 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
     var registryCapacity: Int { ids.capacity }
 
     /// How many callers wait for the task (one away finishing it included).
-    func waiterCount(of key: TaskKey) -> Int { records[key]?.waiters.count ?? 0 }
+    mutating func waiterCount(of key: TaskKey) -> Int { update(key) { $0.waiters.count } ?? 0 }
 
     /// The task as ``DataTask`` shows it.
-    func view(_ key: TaskKey) -> View? {
-        records[key].map { record in
+    mutating func view(_ key: TaskKey) -> View? {
+        update(key) { record in
             View(
                 phase: record.phase, outcome: record.outcome, attempts: record.attempt, priority: record.priority,
                 meter: record.meter)
@@ -391,9 +413,9 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
     // MARK: Helpers
 
     /// Runs `body` on the record of `key` in place (one lookup, no copy); `nil` when there is none.
+    /// Reads go through it too: a record read by `records[key]` is copied whole, with every reference in it.
     mutating func update<T>(_ key: TaskKey, _ body: (inout Record) -> T) -> T? {
-        guard let index = records.index(forKey: key) else { return nil }
-        return body(&records.values[index])
+        records.update(key, body)
     }
 
     /// Logs `kind` for the task, with what it measured at `now`; `adjust` adds the event's own details.
@@ -401,18 +423,26 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
         _ kind: TaskEvent.Kind, _ key: TaskKey, at now: UInt64, into effects: inout Effects,
         _ adjust: (inout LogEntry) -> Void = { _ in }
     ) {
-        guard logs, let record = records[key], let handle = record.handle else { return }
-        var entry = LogEntry(
-            kind: kind, handle: handle, attempt: record.attempt, bytesReceived: record.meter.bytesReceived,
-            duration: kind == .started ? nil : record.meter.elapsed(at: now), outcome: record.outcome)
+        guard logs,
+            var entry = update(
+                key, { record in record.handle.map { Self.entry(kind, of: record, handle: $0, at: now) } })
+                ?? nil
+        else { return }
         adjust(&entry)
-        effects.events.append(entry)
+        effects.log(entry)
     }
 
-    /// Tells those following the task where its progress is now.
-    mutating func publishProgress(of key: TaskKey, at now: UInt64, into effects: inout Effects) {
-        guard let record = records[key], !record.observers.isEmpty else { return }
-        effects.progress.append((record.observers, record.meter.progress(at: now), false))
+    /// The event `kind` of the task, with what it measured at `now`.
+    static func entry(_ kind: TaskEvent.Kind, of record: borrowing Record, handle: Handle, at now: UInt64) -> LogEntry {
+        LogEntry(
+            kind: kind, handle: handle, attempt: record.attempt, bytesReceived: record.meter.bytesReceived,
+            duration: kind == .started ? nil : record.meter.elapsed(at: now), outcome: record.outcome)
+    }
+
+    /// What to tell those following the task of its progress now; `nil` when nobody follows.
+    static func progress(of record: borrowing Record, at now: UInt64) -> Progress? {
+        guard !record.observers.isEmpty else { return nil }
+        return Progress(observers: record.observers, value: record.meter.progress(at: now), finish: false)
     }
 }
 

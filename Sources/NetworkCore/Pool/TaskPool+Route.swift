@@ -226,12 +226,15 @@ extension TaskPool {
         let kept = hop == 0 ? task.delivery.keptBytes : 0
         let sending = state.withLock {
             $0.transferStarting(
-                task.key, attempt: attempt, hop: hop, work: receiver, bodyLength: body.length, kept: kept,
-                at: MonotonicClock.now())
+                task.key, attempt: attempt, hop: hop, bodyLength: body.length, kept: kept, at: MonotonicClock.now())
         }
         guard sending else { return }
         let events = TransportEvents(taskID: task.id, receiver: receiver, sample: receiver)
-        receiver.attach(configuration.transport.start(request, body: body, events: events))
+        let control = configuration.transport.start(request, body: body, events: events)
+        // Kept by the state, which cancels it if the task ends (at once, if it has ended meanwhile).
+        let ended = state.withLock { $0.transferAttached(task.key, attempt: attempt, hop: hop, control: control) }
+        ended?.cancel()
+        task.delivery.attach(control)
     }
 
     // MARK: 4. The answer
@@ -239,28 +242,27 @@ extension TaskPool {
     /// The receiver's transfer reported its response's head.
     func receivedHead(_ head: HTTPURLResponse, for receiver: TransferReceiver) -> Bool {
         let extent = TransferProgress.extent(of: head)
-        return mutate { state, effects in
-            state.head(
-                receiver.task.key, attempt: receiver.attempt, hop: receiver.hop, extent: extent,
-                at: MonotonicClock.now(), into: &effects)
+        let now = MonotonicClock.now()
+        return report {
+            $0.head(receiver.task.key, attempt: receiver.attempt, hop: receiver.hop, extent: extent, at: now)
         }
     }
 
     /// The receiver's transfer reported `count` body bytes.
     func received(_ count: Int, for receiver: TransferReceiver) -> Bool {
-        mutate { state, effects in
-            state.received(
-                receiver.task.key, attempt: receiver.attempt, hop: receiver.hop, count: count,
-                at: MonotonicClock.now(), into: &effects)
+        let now = MonotonicClock.now()
+        return report {
+            $0.received(receiver.task.key, attempt: receiver.attempt, hop: receiver.hop, count: count, at: now)
         }
     }
 
     /// The receiver's transfer reported bytes of the request's body sent.
     func sent(_ total: Int, expected: Int?, for receiver: TransferReceiver) {
-        mutate { state, effects in
-            state.sent(
+        let now = MonotonicClock.now()
+        _ = report {
+            $0.sent(
                 receiver.task.key, attempt: receiver.attempt, hop: receiver.hop, total: total, expected: expected,
-                at: MonotonicClock.now(), into: &effects)
+                at: now)
         }
     }
 

@@ -13,7 +13,7 @@ extension TaskPool: CustomDebugStringConvertible {
 
     /// The running tasks, oldest first, each with its place in the queue while it waits.
     func tasksInOrder() -> [(task: DataTask, queuePosition: Int?)] {
-        state.withLock { $0.activeTasks }.map { ($0.handle, $0.queuePosition) }
+        state.withLock { $0.activeTasks() }.map { ($0.handle, $0.queuePosition) }
     }
 
     /// The running tasks as a table, oldest first, credentials redacted:

@@ -22,8 +22,7 @@ import Foundation
 /// transport is an event for that value, under the pool's one lock, and what the event returns (resume
 /// these callers, stop this transfer, begin that attempt, log this) is performed after the lock is let
 /// go. See CONTRIBUTING.md for the whole route of a send.
-public final class TaskPool: @unchecked Sendable {
-    // @unchecked Sendable: the state is behind its lock, the dispatch timer is thread-safe, the rest is immutable.
+public final class TaskPool: Sendable {
     /// The pool's state as the pool keeps it: its waiters are callers and completion handlers, its
     /// handles ``DataTask``s.
     typealias State = PoolState<Waiter, DataTask>
@@ -67,8 +66,10 @@ public final class TaskPool: @unchecked Sendable {
     /// The configuration's default headers checked and spelled canonically once, or `nil` when one is
     /// invalid: then every request checks them again, and fails with the endpoint's URL in its error.
     let checkedDefaultHeaders: [String: String]?
-    /// The one dispatch timer for every task's deadline, stall check and retry wait.
-    private let timer: DispatchSourceTimer
+    /// The one dispatch timer for every task's deadline, stall check and retry wait, made when the first
+    /// timer is set (an armed dispatch timer costs every pass of the dispatch event loop, so a pool
+    /// whose tasks have no deadline has none). Touched only under the state's lock, in ``mutate(_:)``.
+    private let timer = Locked<(any DispatchSourceTimer)?>(nil)
 
     /// Where the pool's timer fires: a queue of NetworkCore's own, so that work others queue on the
     /// global queues (or a platform call blocking their threads) does not hold up a deadline.
@@ -91,15 +92,11 @@ public final class TaskPool: @unchecked Sendable {
             State(
                 maximumConcurrentTasks: configuration.maximumConcurrentTasks, maximumTasksPerHost: perHost,
                 maximumAttempts: configuration.maximumAttempts, logs: eventLogger != nil))
-        timer = DispatchSource.makeTimerSource(queue: Self.timerQueue)
-        timer.setEventHandler { [weak self] in self?.timersFired() }
-        timer.schedule(deadline: .distantFuture)
-        timer.activate()
         configuration.inspector?.attach(self)
     }
 
     deinit {
-        timer.cancel()
+        timer.withLock { $0?.cancel() }
         // Tasks still waiting for a slot (a paused pool let go of): nothing would ever start them, so each
         // of their callers gets `cancelled`. A running task keeps its pool alive until it ends.
         mutate { state, effects in state.cancelQueued(at: MonotonicClock.now(), into: &effects) }
@@ -175,7 +172,7 @@ public final class TaskPool: @unchecked Sendable {
 
     /// The running tasks, oldest first; a snapshot.
     public var activeTasks: [DataTask] {
-        state.withLock { $0.activeTasks }.map(\.handle)
+        state.withLock { $0.activeTasks() }.map(\.handle)
     }
 
     /// Cancels the running task with this id; its callers get ``NetworkError/cancelled`` at once, whatever
@@ -231,33 +228,60 @@ public final class TaskPool: @unchecked Sendable {
         let result = state.withLock { state -> T in
             let result = event(&state, &effects)
             if let time = effects.timer { arm(for: time) }
-            for progress in effects.progress {
-                for observer in progress.observers {
-                    observer.yield(progress.value)
-                    if progress.finish { observer.finish() }
-                }
-            }
+            for case .progress(let progress) in effects.others { tell(progress) }
             return result
         }
         if !effects.isEmpty { perform(effects) }
         return result
     }
 
+    /// Runs a transfer's report on the state under the lock, telling those following the task its progress
+    /// there. Returns whether the transfer still counts.
+    func report(_ event: (inout State) -> State.Reported) -> Bool {
+        state.withLock { state in
+            let (counts, progress) = event(&state)
+            if let progress { tell(progress) }
+            return counts
+        }
+    }
+
+    /// Tells those following a task its progress: a yield only stores the value and wakes the reader elsewhere.
+    private func tell(_ progress: State.Progress) {
+        for observer in progress.observers {
+            observer.yield(progress.value)
+            if progress.finish { observer.finish() }
+        }
+    }
+
     /// Performs an event's effects, in this order: its events are logged, the tasks that ended let their
     /// delivery know, the waiters are resumed, the work of ended tasks is stopped, and the attempts that
     /// may now begin begin.
     func perform(_ effects: State.Effects) {
-        for entry in effects.events { log(entry) }
+        for case .log(let entry) in effects.others { log(entry) }
         for (handle, outcome) in effects.ended { handle.delivery.taskEnded(with: outcome) }
         for (waiter, outcome) in effects.resumes { waiter.resume(outcome) }
-        for work in effects.stops { work.stop() }
-        for begin in effects.begins { beginAttempt(begin.attempt, of: begin.handle) }
+        for other in effects.others {
+            switch other {
+            case .stop(let work): work.stop()
+            case .begin(let begin): beginAttempt(begin.attempt, of: begin.handle)
+            case .log, .progress: break
+            }
+        }
     }
 
-    /// Sets the dispatch timer to fire at `time` (a `MonotonicClock` reading); called under the lock.
+    /// Sets the dispatch timer to fire at `time` (a `MonotonicClock` reading), making it the first time;
+    /// called under the state's lock.
     private func arm(for time: UInt64) {
         let now = MonotonicClock.now()
-        timer.schedule(deadline: .now() + .nanoseconds(Int(clamping: time > now ? time - now : 0)))
+        let deadline = DispatchTime.now() + .nanoseconds(Int(clamping: time > now ? time - now : 0))
+        timer.withLock { timer in
+            if let timer { return timer.schedule(deadline: deadline) }
+            let source = DispatchSource.makeTimerSource(queue: Self.timerQueue)
+            source.setEventHandler { [weak self] in self?.timersFired() }
+            source.schedule(deadline: deadline)
+            source.activate()
+            timer = source
+        }
     }
 
     /// The dispatch timer fired: every due deadline, stall check and retry wait acts.

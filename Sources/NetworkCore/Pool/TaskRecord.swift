@@ -1,12 +1,12 @@
 import Foundation
 
-/// A task's key in its pool's state: the order in which the pool made it.
-struct TaskKey: Hashable, Comparable, Sendable, CustomStringConvertible {
-    let rawValue: UInt64
+/// A task's key in its pool's state: its slot among the records (see ``PoolState/Records``), and the slot's
+/// generation, so that a key outlives nothing it named.
+struct TaskKey: Hashable, Sendable, CustomStringConvertible {
+    let slot: UInt32
+    let generation: UInt32
 
-    static func < (lhs: TaskKey, rhs: TaskKey) -> Bool { lhs.rawValue < rhs.rawValue }
-
-    var description: String { "#\(rawValue)" }
+    var description: String { "#\(slot).\(generation)" }
 }
 
 /// A caller waiting for a task's outcome, as the pool's state sees it.
@@ -24,6 +24,19 @@ protocol Stoppable: Sendable {
 
 extension Task: Stoppable where Success == Void, Failure == Never {
     func stop() { cancel() }
+}
+
+/// What a task's end stops: its transfer (the transport's control), or its interceptors' work.
+enum Work: Sendable {
+    case transfer(any TransportControl)
+    case interceptors(any Stoppable)
+
+    func stop() {
+        switch self {
+        case .transfer(let control): control.cancel()
+        case .interceptors(let work): work.stop()
+        }
+    }
 }
 
 extension PoolState {
@@ -55,9 +68,10 @@ extension PoolState {
     struct Transfer {
         let attempt: Int
         let hop: Int
-        /// What stops it: the pool's receiver of the transfer, which holds the transport's control; `nil`
-        /// between the end of a redirect and the start of the hop that follows it.
-        var work: (any Stoppable)?
+        /// What cancels it: the transport's control, once the transport has returned it.
+        var control: (any TransportControl)?
+        /// The answer was a redirect the pool follows: this hop is over, the next is to start.
+        var redirected = false
         /// Whether body bytes have arrived: the task shows ``DataTask/Phase/receiving``.
         var receiving = false
     }
@@ -66,6 +80,8 @@ extension PoolState {
     struct Record {
         let id: String
         let key: TaskKey
+        /// The order in which the pool made it: ``PoolState/activeTasks()`` lists oldest first.
+        let sequence: UInt64
         /// The origin the task is sent to, what the per-host limit counts.
         let host: String
         /// Whether it runs in one of the scheduler's slots (every task but an answer from the cache).
@@ -82,7 +98,7 @@ extension PoolState {
         /// that the others' leaving does not cancel a task it is finishing.
         var waiters = InlineFirstList<(token: UInt32, waiter: Waiter?)>()
         var nextToken: UInt32 = 0
-        /// The task's handle: held while the task runs, so that ``PoolState/activeTasks`` can give it; let
+        /// The task's handle: held while the task runs, so that ``PoolState/activeTasks()`` can give it; let
         /// go (outside the lock) when the task ends.
         var handle: Handle?
         var meter: TaskMeter
@@ -130,10 +146,11 @@ extension PoolState {
         }
 
         /// The work to stop when the task ends.
-        var work: (any Stoppable)? {
+        var work: Work? {
             switch life {
-            case .preparing(let work), .waitingForCredential(let work), .deciding(let work, _, _, _): work
-            case .transferring(let transfer): transfer.work
+            case .preparing(let work), .waitingForCredential(let work), .deciding(let work, _, _, _):
+                work.map(Work.interceptors)
+            case .transferring(let transfer): transfer.control.map(Work.transfer)
             case .queued, .finishing, .backingOff, .ended: nil
             }
         }

@@ -13,11 +13,10 @@ import Foundation
 /// - A redirect the task's ``RedirectPolicy`` follows is read and dropped, and the pool sends the next
 ///   request (see ``TaskPool/redirected(_:to:status:)``): redirects are followed here, the same way
 ///   whatever the transport.
-/// - It is what the pool stops when the task ends: the transport's control is attached to it, and a stop
-///   that comes before the control cancels the transfer as soon as it is attached.
-final class TransferReceiver: TransportReceiver, SampleDataSource, Stoppable, @unchecked Sendable {
+/// The transport's control of the transfer is kept by the pool's state, which cancels it when the task ends.
+final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Sendable {
     // @unchecked Sendable: a transport reports one event at a time (its contract), so the `var`s, touched
-    // only by those reports, are never touched at once; `slot` is locked.
+    // only by those reports, are never touched at once.
     let pool: TaskPool
     let task: DataTask
     let attempt: Int
@@ -26,7 +25,6 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, Stoppable, @u
     /// the interceptors deciding on a retry see.
     let request: URLRequest
     let attemptRequest: URLRequest
-    private let slot = ControlSlot()
     private var ended = false
     private var head: HTTPURLResponse?
     private var body = Data()
@@ -47,16 +45,6 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, Stoppable, @u
         self.attemptRequest = attemptRequest
     }
 
-    /// The transport's control for the transfer: cancelled at once if the task ended first; a stream
-    /// pauses and resumes it.
-    func attach(_ control: any TransportControl) {
-        if slot.attach(control) { control.cancel() }
-        task.delivery.attach(control)
-    }
-
-    /// The task has ended: the transfer is cancelled.
-    func stop() { slot.cancel() }
-
     /// The task's endpoint's canned answer, for stand-ins that answer with it.
     var sampleData: Data? { task.endpoint.sampleData }
 
@@ -68,8 +56,10 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, Stoppable, @u
         redirect = nil
         dropped = 0
         let status = response.statusCode
-        if let next = task.redirectPolicy.next(
-            after: request, status: status, location: response.value(forHTTPHeaderField: "Location"), hop: hop + 1)
+        if RedirectPolicy.isRedirect(status),
+            let next = task.redirectPolicy.next(
+                after: request, status: status, location: response.value(forHTTPHeaderField: "Location"),
+                hop: hop + 1)
         {
             redirect = (next, status)
             return true  // its body is read and dropped, so that the connection can serve the next request
@@ -141,7 +131,6 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, Stoppable, @u
         guard let head else { return end(.failure(URLError(.badServerResponse))) }
         if let redirect {
             ended = true
-            slot.release()
             body = Data()
             return pool.redirected(self, to: redirect.next, status: redirect.status)
         }
@@ -162,7 +151,6 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, Stoppable, @u
 
     private func end(_ result: Result<(Data, HTTPURLResponse), any Error>) {
         ended = true
-        slot.release()
         var result = result
         if delivering, case .file(let file) = task.delivery {
             if case .success = result {

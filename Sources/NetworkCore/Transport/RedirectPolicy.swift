@@ -65,14 +65,19 @@ public struct RedirectPolicy: Hashable, Sendable, CustomStringConvertible {
     /// The request to send next when an answer with `status` and `location` (resolved against `request`'s
     /// URL) is a redirect this policy follows as hop `hop` (from 1); `nil` when the answer is the answer.
     func next(after request: URLRequest, status: Int, location: String?, hop: Int) -> URLRequest? {
-        guard Self.statuses.contains(status), let location,
+        guard Self.isRedirect(status), let location,
             let target = URL(string: location, relativeTo: request.url)?.absoluteURL
         else { return nil }
         return self.request(forHop: hop, after: request, statusCode: status, to: target)
     }
 
-    /// The statuses that redirect.
-    private static let statuses: Set<Int> = [301, 302, 303, 307, 308]
+    /// Whether `status` redirects: 301, 302, 303, 307 or 308.
+    static func isRedirect(_ status: Int) -> Bool {
+        switch status {
+        case 301, 302, 303, 307, 308: true
+        default: false
+        }
+    }
 
     /// For a transport that follows redirects itself: the request to send for redirect number `hop`
     /// (from 1) of `previous`, answered with `statusCode` and a `Location` that resolves to `target`, or

@@ -23,14 +23,15 @@ final class TestHandle: @unchecked Sendable {  // immutable
     }
 }
 
-/// Work a task runs (a transfer, interceptors), counting how often it is stopped.
-final class TestWork: Stoppable, @unchecked Sendable {  // `count` is locked
+/// Work a task runs (a transfer's control, interceptors), counting how often it is stopped.
+final class TestWork: Stoppable, TransportControl, @unchecked Sendable {  // `count` is locked
     let name: String
     private let count = Locked(0)
 
     init(_ name: String) { self.name = name }
 
     func stop() { count.withLock { $0 += 1 } }
+    func cancel() { stop() }
 
     var stops: Int { count.withLock { $0 } }
 }
@@ -113,6 +114,14 @@ struct PoolStateDriver {
         for progress in effects.progress { progressTold.append((progress.value, progress.finish)) }
     }
 
+    /// Runs a transfer's report, as the pool does, and records the progress it told.
+    @discardableResult
+    mutating func report(_ event: (inout State, UInt64) -> State.Reported) -> Bool {
+        let (counts, progress) = event(&state, now)
+        if let progress { progressTold.append((progress.value, progress.finish)) }
+        return counts
+    }
+
     /// Moves the clock on.
     mutating func advance(_ seconds: Double) { now += UInt64(seconds * 1e9) }
 
@@ -164,8 +173,14 @@ struct PoolStateDriver {
     /// The record of the task with `key`.
     func record(_ key: TaskKey) -> State.Record? { state.records[key] }
 
+    /// The task with `key` as `DataTask` shows it (read from a copy of the state, which reads in place).
+    func view(_ key: TaskKey) -> State.View? {
+        var copy = state
+        return copy.view(key)
+    }
+
     /// The phase the task with `key` shows.
-    func phase(_ key: TaskKey) -> DataTask.Phase? { state.view(key)?.phase }
+    func phase(_ key: TaskKey) -> DataTask.Phase? { view(key)?.phase }
 
     /// Starts the transfer of `attempt` (hop `hop`) for the task, as the pool does before handing the
     /// request to the transport; returns the work it stops, or `nil` when the state refused.
@@ -173,9 +188,12 @@ struct PoolStateDriver {
     mutating func startTransfer(_ key: TaskKey, attempt: Int = 1, hop: Int = 0, length: Int? = 0) -> TestWork? {
         let work = TestWork("transfer \(key) #\(attempt).\(hop)")
         let started = run { state, _, now in
-            state.transferStarting(key, attempt: attempt, hop: hop, work: work, bodyLength: length, kept: 0, at: now)
+            state.transferStarting(key, attempt: attempt, hop: hop, bodyLength: length, kept: 0, at: now)
         }
-        return started ? work : nil
+        guard started else { return nil }
+        // The transport returns its control, which the state keeps.
+        let refused = state.transferAttached(key, attempt: attempt, hop: hop, control: work)
+        return refused == nil ? work : nil
     }
 
     /// The transfer's answer arrived whole; returns who is to finish it.

@@ -96,10 +96,10 @@ struct PoolStateRegistryTests {
         #expect(driver.record(key) != nil, "a running task's record stays")
         let cancelled = driver.cancel("t")
         #expect(cancelled)
-        #expect(driver.state.view(key)?.outcome != nil)
+        #expect(driver.view(key)?.outcome != nil)
         driver.state.forget(key)
         #expect(driver.record(key) == nil)
-        #expect(driver.state.view(key) == nil)
+        #expect(driver.view(key) == nil)
     }
 }
 
@@ -116,7 +116,7 @@ struct PoolStateSchedulingTests {
         #expect(driver.phase(high) == .queued)
         #expect(driver.logged.filter { $0.hasPrefix("queued") } == ["queued low", "queued high"])
         #expect(driver.state.timerCount == 1, "a waiting task's deadline counts")
-        #expect(driver.state.activeTasks.map(\.queuePosition) == [nil, nil, 2, 1])
+        #expect(driver.state.activeTasks().map(\.queuePosition) == [nil, nil, 2, 1])
         // a's end frees a slot: the high-priority task begins, not the older low one.
         _ = driver.startTransfer(a)
         _ = driver.transferEnded(a)
@@ -156,8 +156,8 @@ struct PoolStateSchedulingTests {
         let kept = driver.state.reprioritize(id: "first", to: .low)
         let unknown = driver.state.reprioritize(id: "nobody", to: .high)
         #expect(moved && kept && !unknown)
-        #expect(driver.state.view(q2)?.priority == .high)
-        #expect(driver.state.view(first)?.priority == .low)
+        #expect(driver.view(q2)?.priority == .high)
+        #expect(driver.view(first)?.priority == .low)
         let cancelled = driver.cancel("first")
         #expect(cancelled)
         #expect(driver.begun == ["q2#1"])
@@ -224,7 +224,7 @@ struct PoolStateAttemptTests {
         driver.fireTimers(after: 0.5)
         #expect(driver.begun == ["t#2"])
         #expect(driver.phase(key) == .preparing)
-        #expect(driver.state.view(key)?.attempts == 2)
+        #expect(driver.view(key)?.attempts == 2)
         // The second attempt answers; attempt 1's late decision or report is ignored.
         driver.decided(key, attempt: 1, .retry(after: 0))
         _ = driver.startTransfer(key, attempt: 2)
@@ -233,7 +233,7 @@ struct PoolStateAttemptTests {
         #expect(driver.ends(of: "t") == ["ok"])
         #expect(driver.resumes["caller"] == nil, "the caller finished it and returns the outcome itself")
         #expect(decider.stops == 0)
-        let attempts = driver.state.view(key)?.meter.attempts.map(\.statusCode)
+        let attempts = driver.view(key)?.meter.attempts.map(\.statusCode)
         #expect(attempts == [503, 200])
     }
 
@@ -296,7 +296,7 @@ struct PoolStateAttemptTests {
             case "sending": work = driver.startTransfer(key)
             case "receiving":
                 work = driver.startTransfer(key)
-                _ = driver.run { $0.received(key, attempt: 1, hop: 0, count: 10, at: $2, into: &$1) }
+                _ = driver.report { $0.received(key, attempt: 1, hop: 0, count: 10, at: $1) }
             case "finishing":
                 _ = driver.startTransfer(key)
                 _ = driver.transferEnded(key)
@@ -332,8 +332,8 @@ struct PoolStateAttemptTests {
         #expect(driver.resumes["caller"] == ["cancelled"])
         #expect(transfer.stops == 1)
         // What the transport still reports changes nothing.
-        let head = driver.run { $0.head(key, attempt: 1, hop: 0, extent: (0, 2), at: $2, into: &$1) }
-        let bytes = driver.run { $0.received(key, attempt: 1, hop: 0, count: 2, at: $2, into: &$1) }
+        let head = driver.report { $0.head(key, attempt: 1, hop: 0, extent: (0, 2), at: $1) }
+        let bytes = driver.report { $0.received(key, attempt: 1, hop: 0, count: 2, at: $1) }
         #expect(!head && !bytes)
         guard case .dropped = driver.transferEnded(key) else {
             Issue.record("the answer was not dropped")
@@ -363,6 +363,25 @@ struct PoolStateAttemptTests {
         // A stale attempt's report changes nothing.
         driver.state.waitingForCredential(key, attempt: 7)
         #expect(driver.phase(key) == .waitingForCredential)
+    }
+
+    @Test(
+        "a transport's control that comes after the task ended is handed back to cancel; after the answer, it is not kept"
+    )
+    func lateControl() {
+        var driver = PoolStateDriver()
+        let key = driver.send("t")
+        _ = driver.run { $0.transferStarting(key, attempt: 1, hop: 0, bodyLength: 0, kept: 0, at: $2) }
+        // The transport answered before it returned its control (a transport that answers at once).
+        _ = driver.transferEnded(key)
+        #expect(driver.state.transferAttached(key, attempt: 1, hop: 0, control: TestWork("answered")) == nil)
+        driver.finished(key)
+        // A task cancelled before its transport returned: the control is cancelled at once.
+        let other = driver.send("u")
+        _ = driver.run { $0.transferStarting(other, attempt: 1, hop: 0, bodyLength: 0, kept: 0, at: $2) }
+        let cancelled = driver.cancel("u")
+        #expect(cancelled)
+        #expect(driver.state.transferAttached(other, attempt: 1, hop: 0, control: TestWork("late")) != nil)
     }
 
     @Test("work started after its task ended is handed back to be stopped; work that finished is left alone")
@@ -395,7 +414,7 @@ struct PoolStateTransferTests {
         }
         #expect(followed)
         #expect(driver.logged.last == "redirected t")
-        #expect(driver.state.view(key)?.meter.redirects == 1)
+        #expect(driver.view(key)?.meter.redirects == 1)
         // Hop 0 has ended: its late answer is dropped; hop 1 runs in the same attempt.
         guard case .dropped = driver.transferEnded(key) else {
             Issue.record("hop 0's answer was taken")
@@ -408,7 +427,7 @@ struct PoolStateTransferTests {
         }
         driver.finished(key)
         #expect(driver.ends(of: "t") == ["ok"])
-        #expect(driver.state.view(key)?.meter.attempts.count == 1)
+        #expect(driver.view(key)?.meter.attempts.count == 1)
     }
 
     @Test("a redirect followed by the transport itself counts within the transfer")
@@ -434,11 +453,11 @@ struct PoolStateTransferTests {
         _ = stream
         _ = driver.state.observe(key, with: continuation, at: driver.now)
         _ = driver.startTransfer(key, length: 10)
-        driver.run { $0.sent(key, attempt: 1, hop: 0, total: 10, expected: 10, at: $2, into: &$1) }
+        driver.report { $0.sent(key, attempt: 1, hop: 0, total: 10, expected: 10, at: $1) }
         driver.advance(0.1)
-        _ = driver.run { $0.head(key, attempt: 1, hop: 0, extent: (0, 100), at: $2, into: &$1) }
+        _ = driver.report { $0.head(key, attempt: 1, hop: 0, extent: (0, 100), at: $1) }
         driver.advance(0.1)
-        _ = driver.run { $0.received(key, attempt: 1, hop: 0, count: 60, at: $2, into: &$1) }
+        _ = driver.report { $0.received(key, attempt: 1, hop: 0, count: 60, at: $1) }
         #expect(driver.phase(key) == .receiving)
         let told = driver.progressTold.map(\.value)
         #expect(told.map(\.bytesSent) == [10, 10, 10])
@@ -447,7 +466,7 @@ struct PoolStateTransferTests {
         _ = driver.transferEnded(key, received: 60, status: 200)
         driver.finished(key)
         #expect(driver.progressTold.last?.finish == true)
-        let meter = driver.state.view(key)!.meter
+        let meter = driver.view(key)!.meter
         guard let attempt = Array(meter.attempts).first else {
             Issue.record("no attempt")
             return
@@ -507,7 +526,7 @@ struct PoolStateTimerTests {
         for (time, isBytes) in events {
             driver.now = 1_000_000_000 + UInt64(time * 1e9)
             if isBytes {
-                _ = driver.run { $0.received(key, attempt: 1, hop: 0, count: 1, at: $2, into: &$1) }
+                _ = driver.report { $0.received(key, attempt: 1, hop: 0, count: 1, at: $1) }
             } else {
                 driver.run { $0.checkForStall(key, threshold: 1, at: $2, into: &$1) }
             }
@@ -522,7 +541,7 @@ struct PoolStateTimerTests {
         _ = driver.startTransfer(key)
         for time in [0.2, 0.4] {
             driver.now = 1_000_000_000 + UInt64(time * 1e9)
-            _ = driver.run { $0.received(key, attempt: 1, hop: 0, count: 1, at: $2, into: &$1) }
+            _ = driver.report { $0.received(key, attempt: 1, hop: 0, count: 1, at: $1) }
         }
         driver.now = 1_000_000_000 + 1_400_000_000
         driver.run { $0.checkForStall(key, threshold: 1, at: $2, into: &$1) }
