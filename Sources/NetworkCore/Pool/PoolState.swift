@@ -169,8 +169,12 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
                     return .rejected(.duplicateTask(id: id))
                 case .join:
                     guard isSame else { return .rejected(.duplicateTask(id: id)) }
-                    let token = update(running) { record in record.newToken() }!
-                    if let waiter = submission.waiter { _ = attach(waiter, token: token, to: running) }
+                    // Counted from now, as a new task's caller is (see below).
+                    let token = update(running) { record -> UInt32 in
+                        let token = record.newToken()
+                        record.waiters.append((token, submission.waiter))
+                        return token
+                    }!
                     return .joined(key: running, handle: handle, token: token)
                 case .replace:
                     end(running, with: .failure(.cancelled), at: now, into: &effects)
@@ -190,7 +194,9 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
         let begins = cached == nil && scheduler.admit(key, host: submission.host, priority: submission.priority)
         let token = update(key) { record -> UInt32 in
             let token = record.newToken()
-            if let waiter = submission.waiter { record.waiters.append((token, waiter)) }
+            // A caller that will wait counts from now (as one away, until it attaches): a joined caller that
+            // leaves meanwhile does not cancel the task under it.
+            record.waiters.append((token, submission.waiter))
             if cached == nil, !begins { record.life = .queued }
             return token
         }!

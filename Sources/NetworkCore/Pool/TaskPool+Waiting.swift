@@ -1,18 +1,18 @@
 /// The callers waiting for a task's outcome: each is resumed exactly once (see ``PoolState``).
 extension TaskPool {
-    /// Awaits the outcome of the task `sent` registered, beginning its first attempt once this caller
-    /// waits, if it is the caller's to begin. The caller may be handed the transport's answer to turn
+    /// Awaits the outcome of the task `sent` registered, beginning its first attempt first, if it is the
+    /// caller's to begin. The caller may be handed the transport's answer to turn
     /// into the attempt's outcome (see ``finish(_:with:)``); if the task goes on (a retry), it waits
     /// again. Cancelling the calling Swift task withdraws this caller (it gets `.cancelled`); the task
     /// itself is cancelled when no caller is left.
     func wait(for sent: Sent) async -> Outcome {
-        var begins = sent.begins
+        // The first attempt begins before this caller waits, not from inside its continuation's closure: an
+        // answer that comes at once (a refused connection) must not resume the continuation while the
+        // closure still runs on this thread. Such an answer finds no caller, is finished where it came,
+        // and the caller takes the outcome when it waits.
+        if sent.begins { beginAttempt(1, of: sent.task) }
         while true {
-            let wake = await suspend(on: sent.task, token: sent.token) {
-                guard begins else { return }
-                begins = false
-                beginAttempt(1, of: sent.task)
-            }
+            let wake = await suspend(on: sent.task, token: sent.token)
             switch wake {
             case .ended(let outcome): return outcome
             case .finish(let answer): if let outcome = finish(sent.task, with: answer) { return outcome }
@@ -35,9 +35,8 @@ extension TaskPool {
         return outcome
     }
 
-    /// Waits among the task's waiters with `token` until the pool resumes it; `then` runs once this
-    /// caller is among them (it may begin the task, whose answer may come at once).
-    private func suspend(on task: DataTask, token: UInt32, then: () -> Void) async -> Wake {
+    /// Waits among the task's waiters with `token` until the pool resumes it.
+    private func suspend(on task: DataTask, token: UInt32) async -> Wake {
         await withTaskCancellationHandler {
             await withUnsafeContinuation { continuation in
                 if let outcome = state.withLock({ $0.attach(.caller(continuation), token: token, to: task.key) }) {
@@ -45,7 +44,6 @@ extension TaskPool {
                 }
                 // Cancelled before it waited: the cancellation handler found nothing to withdraw.
                 if Task.isCancelled { return withdraw(token, from: task) }
-                then()
             }
         } onCancel: {
             withdraw(token, from: task)

@@ -82,7 +82,7 @@ struct LoopbackTransportTests {
         let starter = Task { try await pool.send(endpoint, id: "shared") }
         #expect(await eventually { pool.task(id: "shared")?.phase == .sending })
         let task = try #require(pool.task(id: "shared"))
-        // The starter waits (it attaches itself before it starts the transfer); a caller of the same call
+        // The starter counts as waiting from its send on; a caller of the same call
         // joins it.
         #expect(task.waiterCount == 1)
         let joined = Task { try await pool.send(endpoint, id: "shared") }
