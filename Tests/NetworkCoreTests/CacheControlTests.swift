@@ -176,7 +176,8 @@ struct CacheControlTests {
         let start = -2_208_988_800.0  // 1900-01-01
         let span = 6_311_433_600.0  // to 2100
         var samples = (0..<100).map { _ in (start + Double.random(in: 0..<span, using: &generator)).rounded(.down) }
-        samples += [951_782_400, 951_868_799, 4_107_542_400, 1_709_164_800, 0, -1]  // 2000-02-29, 2100-03-01, 2024-02-29
+        // 2000-02-29, 2100-03-01, 2024-02-29 and the epoch's edges.
+        samples += [951_782_400, 951_868_799, 4_107_542_400, 1_709_164_800, 0, -1]
         for seconds in samples {
             let date = Date(timeIntervalSince1970: seconds)
             let text = formatter.string(from: date)

@@ -69,7 +69,8 @@ public struct AuthService: Sendable {
     public func taskID(for endpoint: AuthEndpoint) -> String { configuration.taskID(endpoint.taskID) }
 
     private func send<Model: Decodable & Sendable>(_ endpoint: AuthEndpoint) async throws(NetworkError) -> Model {
-        try await pool.send(configuration.prepare(endpoint), parser: DecodableParser<Model>(), id: taskID(for: endpoint))
+        try await pool.send(
+            configuration.prepare(endpoint), parser: DecodableParser<Model>(), id: taskID(for: endpoint))
     }
 }
 

@@ -63,32 +63,14 @@ public final class DataTask: @unchecked Sendable {
     /// When the task started.
     public let startDate: Date
     /// The service that started it (the endpoint's ``Endpoint/service``), asked for only when shown.
-    public var service: String { endpoint.service }
+    public var service: String { plan.endpoint.service }
 
     /// The task's key in its pool's state, and that state, where everything that changes about the task
     /// is kept (see ``PoolState``): every property below reads it there.
     let key: TaskKey
     let poolState: Locked<TaskPool.State>
-    /// The endpoint, boxed once, when the task is made.
-    let endpoint: any Endpoint
-    /// Where the response body goes: memory, a file, a stream.
-    let delivery: Delivery
-    /// The request body when it is not bytes in the request (a file, a form with files).
-    let upload: Upload
-    /// What the pool's cache does with the task's answer, when it has a cache and the task may use it.
-    let cache: CacheTransaction?
-    /// The interceptors that adapt each attempt (the pool's, then the endpoint's) and those asked about a
-    /// retry (the endpoint's, then the pool's).
-    let interceptors: [any RequestInterceptor]
-    let retriers: [any RequestInterceptor]
-    /// Which redirects it follows, how large an answer may be in memory, how the server's status is read.
-    let redirectPolicy: RedirectPolicy
-    let maximumResponseBytes: Int
-    let statusReader: any ServerStatusReader
-    /// Seconds the whole task may take, retries and waits included.
-    let deadline: TimeInterval?
-    /// The request's URL redacted, made with the task when its pool logs or is inspected.
-    private let madeRedactedURL: String?
+    /// What the route needs to run the task: its endpoint, delivery, upload, cache, interceptors and limits.
+    let plan: TaskPool.Plan
 
     init(
         id: String, key: TaskKey, poolState: Locked<TaskPool.State>, request: URLRequest, plan: TaskPool.Plan
@@ -97,17 +79,7 @@ public final class DataTask: @unchecked Sendable {
         self.key = key
         self.poolState = poolState
         self.request = request
-        endpoint = plan.endpoint
-        delivery = plan.delivery
-        upload = plan.upload
-        cache = plan.cache
-        interceptors = plan.interceptors
-        retriers = plan.retriers
-        redirectPolicy = plan.redirectPolicy
-        maximumResponseBytes = plan.maximumResponseBytes
-        statusReader = plan.statusReader
-        deadline = plan.deadline
-        madeRedactedURL = plan.redactedURL
+        self.plan = plan
         startDate = Date()
         LiveObjects.created(.dataTask)
     }
@@ -125,12 +97,12 @@ public final class DataTask: @unchecked Sendable {
     }
 
     /// The request's URL with credentials redacted, as events and rows show it.
-    var redactedURL: String { madeRedactedURL ?? Redactor.default.redact(request.url) }
+    var redactedURL: String { plan.redactedURL ?? Redactor.default.redact(request.url) }
 
     /// The request as it goes on the wire before interceptors: with the validators of a stored answer
     /// that the cache is checking.
     var wireRequest: URLRequest {
-        guard let cache, cache.validating != nil else { return request }
+        guard let cache = plan.cache, cache.validating != nil else { return request }
         return cache.conditional(request)
     }
 
@@ -212,7 +184,7 @@ public final class DataTask: @unchecked Sendable {
         let view = self.view
         let now = MonotonicClock.now()
         // A task checking a stored answer with the server says so (its request carries the validators).
-        let validating = cache?.validating != nil && view.phase != .queued ? ", validating a stored answer" : ""
+        let validating = plan.cache?.validating != nil && view.phase != .queued ? ", validating a stored answer" : ""
         return TaskSnapshot(
             id: id, service: service, method: method, url: redactedURL,
             phase: view.phase.description + validating, attempt: view.attempts, redirects: view.meter.redirects,
@@ -226,7 +198,7 @@ public final class DataTask: @unchecked Sendable {
     func body(for request: URLRequest, keepsUpload: Bool = true) -> RequestBody {
         if let bytes = request.httpBody { return .data(bytes) }
         guard keepsUpload, request.httpMethod != "GET", request.httpMethod != "HEAD" else { return .none }
-        return upload.body
+        return plan.upload.body
     }
 
     /// Whether `other` is the same call as this task's, so that one answer may serve both: the same on
@@ -234,7 +206,8 @@ public final class DataTask: @unchecked Sendable {
     /// interceptors of its own endpoint, which could make the requests differ when sent (the pool's
     /// interceptors adapt both alike). `hasInterceptors`: whether `other`'s endpoint has its own.
     func isSameCall(as other: URLRequest, hasInterceptors: Bool) -> Bool {
-        !hasInterceptors && endpoint.interceptors.isEmpty && delivery.isMemory && request.httpMethod == other.httpMethod
+        !hasInterceptors && plan.endpoint.interceptors.isEmpty && plan.delivery.isMemory
+            && request.httpMethod == other.httpMethod
             && request.url == other.url && request.httpBody == other.httpBody
             && request.allHTTPHeaderFields == other.allHTTPHeaderFields
     }

@@ -25,16 +25,25 @@ import Foundation
 extension TaskPool {
     /// What the route needs of a task, decided once when it is registered and kept by its ``DataTask``.
     struct Plan {
+        /// The endpoint, boxed once, when the task is made.
         let endpoint: any Endpoint
+        /// Where the response body goes: memory, a file, a stream.
         let delivery: Delivery
+        /// The request body when it is not bytes in the request (a file, a form with files).
         let upload: Upload
+        /// What the pool's cache does with the task's answer, when it has a cache and the task may use it.
         let cache: CacheTransaction?
+        /// The interceptors that adapt each attempt (the pool's, then the endpoint's) and those asked about a
+        /// retry (the endpoint's, then the pool's).
         let interceptors: [any RequestInterceptor]
         let retriers: [any RequestInterceptor]
+        /// Which redirects it follows, how large an answer may be in memory, how the server's status is read.
         let redirectPolicy: RedirectPolicy
         let maximumResponseBytes: Int
         let statusReader: any ServerStatusReader
+        /// Seconds the whole task may take, retries and waits included.
         let deadline: TimeInterval?
+        /// The request's URL redacted, made with the task when its pool logs or is inspected.
         let redactedURL: String?
     }
 
@@ -160,8 +169,8 @@ extension TaskPool {
     /// wait where the platform allows), then sent.
     func beginAttempt(_ attempt: Int, of task: DataTask) {
         var request = task.wireRequest
-        task.delivery.prepare(&request)
-        guard !task.interceptors.isEmpty else { return send(request, of: task, attempt: attempt) }
+        task.plan.delivery.prepare(&request)
+        guard !task.plan.interceptors.isEmpty else { return send(request, of: task, attempt: attempt) }
         let work = immediateTask { [self] in await adapt(request, of: task, attempt: attempt) }
         if let ended = state.withLock({ $0.workStarted(task.key, attempt: attempt, stage: .preparing, work: work) }) {
             ended.stop()
@@ -179,7 +188,7 @@ extension TaskPool {
         for adaptation in 1...Self.maximumAdaptations {
             var request = prepared
             do {
-                for interceptor in task.interceptors {
+                for interceptor in task.plan.interceptors {
                     request = try await interceptor.adapt(request, context: context)
                 }
             } catch {
@@ -188,7 +197,7 @@ extension TaskPool {
             }
             if Task.isCancelled { return }  // the task has ended and stopped this work
             if adaptation == Self.maximumAdaptations
-                || task.interceptors.allSatisfy({ $0.isCurrent(request, context: context) })
+                || task.plan.interceptors.allSatisfy({ $0.isCurrent(request, context: context) })
             {
                 return send(request, of: task, attempt: attempt)
             }
@@ -200,8 +209,8 @@ extension TaskPool {
         let elapsed = task.elapsed
         return AttemptContext(
             taskID: task.id, attempt: attempt, method: HTTPMethod(rawValue: task.method),
-            requiresAuthentication: task.endpoint.requiresAuthentication,
-            elapsed: elapsed, remaining: task.deadline.map { $0 - elapsed },
+            requiresAuthentication: task.plan.endpoint.requiresAuthentication,
+            elapsed: elapsed, remaining: task.plan.deadline.map { $0 - elapsed },
             onWaitingForCredential: { [self] in
                 state.withLock { $0.waitingForCredential(task.key, attempt: attempt) }
             },
@@ -223,7 +232,7 @@ extension TaskPool {
             pool: self, task: task, attempt: attempt, hop: hop, request: request,
             attemptRequest: attemptRequest ?? request)
         // A download that asks for the rest goes on from what it kept.
-        let kept = hop == 0 ? task.delivery.keptBytes : 0
+        let kept = hop == 0 ? task.plan.delivery.keptBytes : 0
         let sending = state.withLock {
             $0.transferStarting(
                 task.key, attempt: attempt, hop: hop, bodyLength: body.length, kept: kept, at: MonotonicClock.now())
@@ -234,7 +243,7 @@ extension TaskPool {
         // Kept by the state, which cancels it if the task ends (at once, if it has ended meanwhile).
         let ended = state.withLock { $0.transferAttached(task.key, attempt: attempt, hop: hop, control: control) }
         ended?.cancel()
-        task.delivery.attach(control)
+        task.plan.delivery.attach(control)
     }
 
     // MARK: 4. The answer
@@ -345,7 +354,7 @@ extension TaskPool {
         switch answer.result {
         case .success(let (body, httpResponse)):
             let written = configuration.validation.acceptableStatusCodes.contains(httpResponse.statusCode)
-            if written, task.delivery.endedMidElement {
+            if written, task.plan.delivery.endedMidElement {
                 // An event stream that ended in the middle of an event lost it: a lost connection, which a
                 // retry policy reconnects.
                 return .failure(
@@ -356,8 +365,9 @@ extension TaskPool {
             }
             var response = Response(
                 request: answer.request, httpResponse: httpResponse, body: body, duration: answer.timing.duration,
-                statusReader: task.statusReader, timing: answer.timing, fileURL: written ? task.delivery.fileURL : nil)
-            if let cache = task.cache { response = cache.resolve(response, request: answer.request) }
+                statusReader: task.plan.statusReader, timing: answer.timing,
+                fileURL: written ? task.plan.delivery.fileURL : nil)
+            if let cache = task.plan.cache { response = cache.resolve(response, request: answer.request) }
             return validate(response)
         case .failure(let error):
             return .failure(NetworkError.from(error, timeout: answer.request.timeoutInterval))
@@ -380,11 +390,12 @@ extension TaskPool {
     /// The failure to ask the interceptors about, when they may send the task again; `nil` when the
     /// outcome is final. An event stream that ends is a connection to open again, if they retry.
     private func retryable(_ outcome: Outcome, of task: DataTask, attempt: Int) -> NetworkError? {
-        guard !task.retriers.isEmpty, attempt < configuration.maximumAttempts, task.delivery.allowsRetry else {
+        guard !task.plan.retriers.isEmpty, attempt < configuration.maximumAttempts, task.plan.delivery.allowsRetry
+        else {
             return nil
         }
         switch outcome {
-        case .success(let response) where task.delivery.reconnects && response.statusCode != 204:
+        case .success(let response) where task.plan.delivery.reconnects && response.statusCode != 204:
             return .transport(URLError(.networkConnectionLost))
         case .success, .failure(.cancelled): return nil
         case .failure(let error): return error
@@ -400,7 +411,7 @@ extension TaskPool {
         let work = immediateTask { [self] in
             let context = attemptContext(attempt, of: task)
             var decision = RetryDecision.doNotRetry
-            for retrier in task.retriers {
+            for retrier in task.plan.retriers {
                 decision = await retrier.retry(request, failing: failure, context: context)
                 if case .doNotRetry = decision { continue }
                 break
@@ -410,7 +421,7 @@ extension TaskPool {
             case .doNotRetry: decided = .conclude(cacheFallback(for: outcome, of: task))
             case .fail(let error): decided = .conclude(cacheFallback(for: .failure(error), of: task))
             case .retry(let delay):
-                let asked = task.delivery.reconnectionDelay ?? delay
+                let asked = task.plan.delivery.reconnectionDelay ?? delay
                 decided = .retry(after: asked > 0 ? asked : 0)  // NaN too
             }
             mutate { state, effects in
@@ -425,7 +436,7 @@ extension TaskPool {
     /// The outcome, or, when it is a failure the cache may cover (see ``CacheTransaction/fallback(for:request:now:)``),
     /// the stored answer standing in for it.
     func cacheFallback(for outcome: Outcome, of task: DataTask) -> Outcome {
-        guard case .failure(let error) = outcome, let cache = task.cache,
+        guard case .failure(let error) = outcome, let cache = task.plan.cache,
             let stale = cache.fallback(for: error, request: task.request)
         else { return outcome }
         return validate(stale)

@@ -258,7 +258,7 @@ public final class TaskPool: Sendable {
     /// may now begin begin.
     func perform(_ effects: State.Effects) {
         for case .log(let entry) in effects.others { log(entry) }
-        for (handle, outcome) in effects.ended { handle.delivery.taskEnded(with: outcome) }
+        for (handle, outcome) in effects.ended { handle.plan.delivery.taskEnded(with: outcome) }
         for (waiter, outcome) in effects.resumes { waiter.resume(outcome) }
         for other in effects.others {
             switch other {

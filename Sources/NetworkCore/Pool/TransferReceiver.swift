@@ -46,7 +46,7 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Se
     }
 
     /// The task's endpoint's canned answer, for stand-ins that answer with it.
-    var sampleData: Data? { task.endpoint.sampleData }
+    var sampleData: Data? { task.plan.endpoint.sampleData }
 
     func receive(head response: HTTPURLResponse) -> Bool {
         guard !ended else { return false }
@@ -57,16 +57,16 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Se
         dropped = 0
         let status = response.statusCode
         if RedirectPolicy.isRedirect(status),
-            let next = task.redirectPolicy.next(
+            let next = task.plan.redirectPolicy.next(
                 after: request, status: status, location: response.value(forHTTPHeaderField: "Location"),
                 hop: hop + 1)
         {
             redirect = (next, status)
             return true  // its body is read and dropped, so that the connection can serve the next request
         }
-        if !task.delivery.isMemory, pool.configuration.validation.acceptableStatusCodes.contains(status) {
+        if !task.plan.delivery.isMemory, pool.configuration.validation.acceptableStatusCodes.contains(status) {
             do throws(NetworkError) {
-                try task.delivery.begin(response)
+                try task.plan.delivery.begin(response)
             } catch {
                 end(.failure(error))
                 return false
@@ -74,8 +74,8 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Se
             delivering = true
         } else {
             let length = response.expectedContentLength
-            if length > task.maximumResponseBytes {
-                end(.failure(NetworkError.responseTooLarge(limit: task.maximumResponseBytes)))
+            if length > task.plan.maximumResponseBytes {
+                end(.failure(NetworkError.responseTooLarge(limit: task.plan.maximumResponseBytes)))
                 return false
             }
             expectedLength = length > 0 && length < 64 << 20 ? Int(length) : 0
@@ -91,14 +91,14 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Se
         }
         if delivering {
             do throws(NetworkError) {
-                try task.delivery.write(data)
+                try task.plan.delivery.write(data)
             } catch {
                 end(.failure(error))
                 return false
             }
         } else {
-            guard data.count <= task.maximumResponseBytes - max(body.count, dropped) else {
-                end(.failure(NetworkError.responseTooLarge(limit: task.maximumResponseBytes)))
+            guard data.count <= task.plan.maximumResponseBytes - max(body.count, dropped) else {
+                end(.failure(NetworkError.responseTooLarge(limit: task.plan.maximumResponseBytes)))
                 return false
             }
             if redirect != nil {
@@ -152,7 +152,7 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Se
     private func end(_ result: Result<(Data, HTTPURLResponse), any Error>) {
         ended = true
         var result = result
-        if delivering, case .file(let file) = task.delivery {
+        if delivering, case .file(let file) = task.plan.delivery {
             if case .success = result {
                 do throws(NetworkError) { try file.complete() } catch { result = .failure(error) }
             } else {
