@@ -104,6 +104,61 @@ enum ProcessMemory {
 
 @Suite("Reliability: load with faults over URLSession, memory", .serialized)
 struct ReliabilityTests {
+    @Test("5,000 sends to one host over a session allowing 64 connections run 64 at once, no per-host limit set")
+    func perHostLimitFromTransport() async throws {
+        let server = try FaultLoad.server()
+        defer { server.stop() }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 64
+        let transport = URLSessionTransport(configuration: configuration)
+        #expect(transport.maximumRequestsPerHost == 64)
+        let logger = InMemoryLogger()
+        // The pool's defaults but for the deadline: 64 tasks at once, and per host what the transport carries.
+        let pool = TaskPool(configuration: .init(transport: transport, logger: logger, resourceTimeout: 6))
+        #expect(pool.configuration.maximumTasksPerHost == nil)
+        let total = 5_000
+        // Exactly 64 callers at a time (no cancels: `FaultLoad.run`'s cancelling children would let more in).
+        let outcomes = Locked<[Int: [String]]>([:])
+        await FaultLoad.launchBounded(0..<total, inFlight: 64) { group, index in
+            group.addTask {
+                let endpoint = TestEndpoint(baseURL: server.baseURL, path: "r/\(index)", timeout: Fault.requestTimeout)
+                let result: Result<Indexed, NetworkError>
+                do throws(NetworkError) {
+                    result = .success(try await pool.send(endpoint, parser: DecodableParser<Indexed>()))
+                } catch {
+                    result = .failure(error)
+                }
+                outcomes.withLock { $0[index, default: []].append(classify(result, index: index)) }
+            }
+        }
+        let ended = outcomes.withLock { $0 }
+        #expect(ended.count == total)
+        #expect(ended.values.allSatisfy { $0.count == 1 }, "a send ended more than once")
+        let (mismatches, tally) = FaultLoad.check(ended)
+        #expect(mismatches.isEmpty, "\(mismatches.count) mismatches, e.g. \(mismatches.prefix(5))")
+        #expect(pool.activeTasks.isEmpty)
+        // No send waited for a slot: with 64 callers at a time, each found one free as it came.
+        let events = logger.events
+        #expect(events.filter { $0.kind == .queued }.count == 0)
+        #expect(events.filter { $0.kind == .started }.count == total)
+        // How many ran at once, by the order the pool logged starts and ends in (a start logged a moment
+        // before the end that freed its slot can count one more): far above the 6 a fixed default allowed.
+        var running = 0
+        var peak = 0
+        for event in events {
+            switch event.kind {
+            case .started: running += 1
+            case .finished, .failed, .cancelled: running -= 1
+            default: continue
+            }
+            peak = max(peak, running)
+        }
+        #expect(peak >= 56, "at most \(peak) ran at once")
+        print(
+            "per-host limit from the transport: \(total) sends, at most \(peak) at once; \(tally.sorted { $0.key < $1.key })"
+        )
+    }
+
     @Test("20,000 requests with 256 in flight against a faulty server: each ends once, as its fault says")
     func loadWithFaults() async throws {
         // Connections are kept alive, as real servers keep them, except those the fault cuts off. With a new
