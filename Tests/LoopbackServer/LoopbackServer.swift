@@ -34,6 +34,9 @@ public final class LoopbackServer: @unchecked Sendable {
         case delayed(TimeInterval, StubResponse)
         /// Sends the headers at once, then the body in `pieces` parts with `interval` seconds between them.
         case trickled(StubResponse, pieces: Int, interval: TimeInterval)
+        /// Answers nothing, and waits (a minute at most) for the client to close or reset the connection;
+        /// calls `closed` when it does.
+        case heldUntilClosed(closed: @Sendable () -> Void)
     }
 
     /// The port it listens on.
@@ -204,6 +207,9 @@ public final class LoopbackServer: @unchecked Sendable {
             case .delayed(let seconds, let response):
                 Thread.sleep(forTimeInterval: seconds)
                 guard write(response, to: client, keepOpen: keepOpen) else { return }
+            case .heldUntilClosed(let closed):
+                if waitForClose(client) { closed() }
+                return
             case .trickled(let response, let pieces, let interval):
                 guard trickle(response, to: client, keepOpen: keepOpen, pieces: pieces, interval: interval) else {
                     return
@@ -211,6 +217,19 @@ public final class LoopbackServer: @unchecked Sendable {
             }
             guard keepOpen else { return }
         }
+    }
+
+    /// Reads and drops what `client` sends until it closes or resets the connection (true), or a minute has
+    /// passed (false). Each read waits at most the socket's receive timeout.
+    private func waitForClose(_ client: Int32) -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 4_096)
+        let until = Date().addingTimeInterval(60)
+        while Date() < until {
+            let count = recv(client, &chunk, chunk.count, 0)
+            if count == 0 { return true }
+            if count < 0, errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR { return true }
+        }
+        return false
     }
 
     /// Reads one request from `client`, keeping in `buffer` whatever bytes came after it; `nil` once the

@@ -241,6 +241,7 @@ struct ReliabilityTests {
                     case .closeMidBody: throw URLError(.networkConnectionLost)
                     case .delayed: throw URLError(.timedOut)
                     case .trickled(let response, _, _): return response
+                    case .heldUntilClosed: throw URLError(.timedOut)
                     }
                 }, duplicatePolicy: .reject, resourceTimeout: 600, stallThreshold: 600, maximumConcurrentTasks: 256,
                 maximumTasksPerHost: 256))

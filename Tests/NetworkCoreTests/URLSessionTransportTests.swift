@@ -123,19 +123,23 @@ struct URLSessionTransportLoopbackTests {
         "cancelling a task by id, cancelling its caller and its deadline each cancel its URLSessionTask",
         arguments: Ending.allCases)
     func endingReachesTheSession(_ ending: Ending) async throws {
-        // The answer comes after every deadline below, slow runs included (18 s), so only the ending can end it.
-        let server = try LoopbackServer(recordsRequests: false) { _ in .delayed(60, StubResponse(body: Data("{}".utf8)))
+        // The server answers nothing: it tells when the request has arrived, and when the client has closed
+        // the connection, which is how a cancelled URLSessionTask ends its transfer.
+        let arrived = Latch()
+        let closed = Latch()
+        let server = try LoopbackServer(recordsRequests: false) { _ in
+            arrived.open()
+            return .heldUntilClosed { closed.open() }
         }
         defer { server.kill() }
-        let transport = URLSessionTransport(configuration: .ephemeral)
-        // Longer than the 2 s `eventually` below waits to see the URLSessionTask running, so that it is
-        // seen before the deadline ends it, even with the whole suite running at once (at 0.5 s, one
-        // full run on 2026-11-23 did not see it in time).
+        // Long enough that the request is on the wire before it ends the task, slow runs included.
         let deadline = 3 * slowRunScale
         let pool = TaskPool(
-            configuration: .init(transport: transport, resourceTimeout: ending == .deadline ? deadline : nil))
+            configuration: .init(
+                transport: URLSessionTransport(configuration: .ephemeral),
+                resourceTimeout: ending == .deadline ? deadline : nil))
         let caller = Task { try await pool.send(TestEndpoint(baseURL: server.baseURL, path: "/slow"), id: "slow") }
-        #expect(await eventually { await runningTasks(of: transport.session) == 1 })
+        #expect(await arrived.wait(upTo: 30), "the request never reached the server")
         switch ending {
         case .cancelByID: #expect(pool.cancel(id: "slow"))
         case .callerCancelled: caller.cancel()
@@ -149,15 +153,8 @@ struct URLSessionTransportLoopbackTests {
         default: Issue.record("\(ending) ended the send with \(result)")
         }
         #expect(pool.activeTasks.isEmpty)
-        // The request itself stops, long before the server's answer in 60 s.
-        #expect(await eventually { await runningTasks(of: transport.session) == 0 })
-    }
-
-    /// How many of the session's tasks are running.
-    private func runningTasks(of session: URLSession) async -> Int {
-        await withCheckedContinuation { continuation in
-            session.getAllTasks { tasks in continuation.resume(returning: tasks.count { $0.state == .running }) }
-        }
+        // The request itself stops: the session closes its connection.
+        #expect(await closed.wait(upTo: 30), "the connection was never closed")
     }
 
     /// How a task is sent in ``cancelEachWay(_:)``.

@@ -184,7 +184,7 @@ func responseLimit(of error: NetworkError?) -> Int? {
 /// A one-way gate for ordering tests without sleeps or polls: waiters suspend until it opens; once open,
 /// waiting returns at once.
 final class Latch: @unchecked Sendable {
-    // @unchecked Sendable: `state` is guarded by `lock`.
+    // @unchecked Sendable: `state` and `bounded` are guarded by `lock`.
     private let lock = NSLock()
     private var state: (open: Bool, waiters: [CheckedContinuation<Void, Never>]) = (false, [])
 
@@ -197,13 +197,39 @@ final class Latch: @unchecked Sendable {
         return state.open
     }
 
+    /// Waiters with a bound, by an id of their own.
+    private var bounded: [UUID: CheckedContinuation<Bool, Never>] = [:]
+
     /// Opens it: every waiter goes on, and later ones do not wait.
     func open() {
         lock.lock()
         let waiters = state.open ? [] : state.waiters
         state = (true, [])
+        let boundedWaiters = bounded.values
+        bounded = [:]
         lock.unlock()
         for waiter in waiters { waiter.resume() }
+        for waiter in boundedWaiters { waiter.resume(returning: true) }
+    }
+
+    /// Waits until it opens (true), or `seconds` have passed (false).
+    func wait(upTo seconds: TimeInterval) async -> Bool {
+        let id = UUID()
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            lock.lock()
+            if state.open {
+                lock.unlock()
+                return continuation.resume(returning: true)
+            }
+            bounded[id] = continuation
+            lock.unlock()
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
+                lock.lock()
+                let waiting = bounded.removeValue(forKey: id)
+                lock.unlock()
+                waiting?.resume(returning: false)
+            }
+        }
     }
 
     /// Waits until it opens.
