@@ -2,12 +2,18 @@ import Foundation
 import MovieDB
 import NetworkCore
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// The playground: parses the command line, runs one command or the tour, and returns the exit status.
 struct PlaygroundApp {
     let invocation: Invocation
     let pool: TaskPool
     let configuration: TMDBConfiguration
     let isOffline: Bool
+    /// Holds the offline answers while the tour shows its calls in flight.
+    private let answers = AnswerGate()
 
     /// Runs with the given arguments and environment; returns 0, 1 (API or network error) or 2 (usage error).
     static func main(arguments: [String], environment: [String: String]) async -> Int32 {
@@ -80,8 +86,8 @@ struct PlaygroundApp {
             transport = replay
             environment = .production
         } else if isOffline {
-            // The tour waits a little per call so that in-flight tasks can be shown.
-            transport = OfflineTMDB().transport(delay: invocation.command == .tour ? 0.3 : 0.05)
+            // The tour holds its four calls' answers until it has shown them in flight.
+            transport = HeldTransport(base: OfflineTMDB().transport(delay: 0.05), gate: answers)
             environment = .production
         } else {
             transport = URLSessionTransport()
@@ -282,15 +288,22 @@ struct PlaygroundApp {
                 }
             ),
         ]
+        // Offline, the answers wait until the table is printed; live, the network takes its time.
+        if isOffline { answers.close() }
         let tasks = calls.map { call in (call.id, started(call.run)) }
-        for _ in 0..<500 where pool.activeTasks.filter({ $0.phase == .sending }).count < calls.count {
-            try? await Task.sleep(nanoseconds: 1_000_000)
+        if isOffline {
+            await answers.holding(calls.count)
+        } else {
+            for _ in 0..<500 where pool.activeTasks.filter({ $0.phase == .sending }).count < calls.count {
+                try? await Task.sleep(nanoseconds: 1_000_000)
+            }
         }
         print(Render.indented(pool.debugDescription))
 
         let cancelled = movies.taskID(for: .upcoming(page: 1))
         print("\n3. pool.cancel(id: \"\(cancelled)\") while it runs")
         print("  cancelled: \(pool.cancel(id: cancelled))")
+        answers.open()
         for (id, task) in tasks {
             switch await task.value {
             case .success(let summary): print("  \(id): finished, \(summary)")
@@ -313,6 +326,81 @@ struct PlaygroundApp {
             )
         }
         print("\n5. Afterwards: pool.activeTasks.isEmpty == \(pool.activeTasks.isEmpty)")
+    }
+}
+
+/// Answers from `base` once `gate` lets them through.
+struct HeldTransport: Transport {
+    let base: any Transport
+    let gate: AnswerGate
+
+    var maximumRequestsPerHost: Int? { base.maximumRequestsPerHost }
+
+    func send(_ request: URLRequest, context: TransportContext) async throws -> (Data, HTTPURLResponse) {
+        await gate.pass()
+        try Task.checkCancellation()
+        return try await base.send(request, context: context)
+    }
+}
+
+/// Lets answers through while open (it starts open); while closed, holds them until it opens or their
+/// task is cancelled.
+final class AnswerGate: @unchecked Sendable {
+    // @unchecked Sendable: every field is guarded by `lock`.
+    private let lock = NSLock()
+    private var closed = false
+    private var held: [UUID: CheckedContinuation<Void, Never>] = [:]
+    private var watcher: (count: Int, continuation: CheckedContinuation<Void, Never>)?
+
+    /// Holds the answers that come from now on.
+    func close() { lock.withLock { closed = true } }
+
+    /// Lets every held answer through, and those that come later.
+    func open() {
+        let waiting = lock.withLock {
+            closed = false
+            defer { held = [:] }
+            return Array(held.values)
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// Returns once `count` answers are held.
+    func holding(_ count: Int) async {
+        await withCheckedContinuation { continuation in
+            lock.lock()
+            if held.count >= count {
+                lock.unlock()
+                continuation.resume()
+            } else {
+                watcher = (count, continuation)
+                lock.unlock()
+            }
+        }
+    }
+
+    /// Returns when the gate is open, or the calling task is cancelled.
+    func pass() async {
+        let id = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                lock.lock()
+                guard closed, !Task.isCancelled else {
+                    lock.unlock()
+                    return continuation.resume()
+                }
+                held[id] = continuation
+                var reached: CheckedContinuation<Void, Never>?
+                if let watcher, held.count >= watcher.count {
+                    reached = watcher.continuation
+                    self.watcher = nil
+                }
+                lock.unlock()
+                reached?.resume()
+            }
+        } onCancel: {
+            lock.withLock { held.removeValue(forKey: id) }?.resume()
+        }
     }
 }
 

@@ -36,7 +36,9 @@ public protocol RequestInterceptor: Sendable {
 
     /// Whether `request`, as adapted for this attempt, may still be sent now. The pool asks every
     /// interceptor right before it hands the request to the transport, on that thread, so the answer
-    /// must come at once; any `false` has the request adapted again. The default is `true`.
+    /// must come at once; any `false` has the request adapted again (up to 16 times an attempt: the
+    /// 16th adaptation is sent whatever the answer, so an interceptor that always says `false` cannot
+    /// hold a task forever). The default is `true`.
     /// ``AuthenticationInterceptor`` answers `false` while a renewal runs or once the credential on the
     /// request has been replaced.
     func isCurrent(_ request: URLRequest, context: AttemptContext) -> Bool
