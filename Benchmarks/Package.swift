@@ -10,6 +10,7 @@ let package = Package(
         .package(name: "NetworkCore", path: ".."),
         .package(name: "NetworkCoreIntegrations", path: "../Integrations"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .executableTarget(
@@ -20,6 +21,7 @@ let package = Package(
                 .product(name: "NetworkCoreNIO", package: "NetworkCoreIntegrations"),
                 .product(name: "NetworkCoreInspector", package: "NetworkCoreIntegrations"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 "AllocatedBytes", "ResidentMemory",
             ]),
         // The process's resident memory, read the same way by the benchmarks and the soak.

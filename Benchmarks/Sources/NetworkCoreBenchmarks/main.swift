@@ -2,6 +2,7 @@
 // and parse cost. Run with `Benchmarks/run`, which starts nginx and builds this in release mode.
 import AsyncHTTPClient
 import Foundation
+import NIOCore
 import NetworkCore
 import NetworkCoreAsyncHTTPClient
 import NetworkCoreNIO
@@ -121,13 +122,20 @@ enum Client: String, CaseIterable, Sendable {
     /// Raw URLSession again, measured in turns of its own: its ratio to `raw` is what noise alone gives.
     case rawControl = "URLSession (control)"
     case networkCore = "NetworkCore/URLSession"
+    /// AsyncHTTPClient without the pool: the same requests, headers and client configuration as the
+    /// transport's (64 connections), each answer collected and decoded.
+    case asyncHTTPClient = "AsyncHTTPClient"
     case networkCoreNIO = "NetworkCore/AsyncHTTPClient"
     case networkCoreNIOTransport = "NetworkCore/NIOTransport"
     /// `URLSessionTransport` called directly, without the pool: splits NetworkCore's cost into transport and pool.
     case transport = "URLSessionTransport alone"
+    /// `AsyncHTTPClientTransport` called directly, without the pool: the same split over AsyncHTTPClient.
+    case asyncHTTPClientTransport = "AsyncHTTPClientTransport alone"
 
     /// The clients a run measures unless `--clients` names others.
-    static let standard: [Client] = [.raw, .rawControl, .networkCore, .networkCoreNIO, .networkCoreNIOTransport]
+    static let standard: [Client] = [
+        .raw, .rawControl, .networkCore, .asyncHTTPClient, .networkCoreNIO, .networkCoreNIOTransport,
+    ]
 }
 
 extension CaseIterable {
@@ -252,6 +260,8 @@ final class Clients: Sendable {
     let nioPool: TaskPool
     let transport: URLSessionTransport
     let nioTransport: AsyncHTTPClientTransport
+    /// A client configured as ``nioTransport``'s, used directly.
+    let asyncHTTPClient: HTTPClient
     let ownNIOTransport = NIOTransport()
     let ownNIOPool: TaskPool
     let baseURL: String
@@ -273,6 +283,8 @@ final class Clients: Sendable {
         var nio = AsyncHTTPClientTransport.defaultConfiguration
         nio.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         nioTransport = AsyncHTTPClientTransport(configuration: nio)
+        nio.redirectConfiguration = .disallow  // as the transport sets it
+        asyncHTTPClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: nio)
         nioPool = TaskPool(
             configuration: .init(
                 transport: nioTransport, maximumConcurrentTasks: limits.total, maximumTasksPerHost: limits.perHost))
@@ -285,8 +297,12 @@ final class Clients: Sendable {
         switch (client, payload) {
         case (.raw, .small), (.rawControl, .small): try await raw(Small.self, payload)
         case (.raw, .page), (.rawControl, .page): try await raw(Page.self, payload)
-        case (.transport, .small): try await transportAlone(Small.self, payload)
-        case (.transport, .page): try await transportAlone(Page.self, payload)
+        case (.asyncHTTPClient, .small): try await rawAsyncHTTPClient(Small.self, payload)
+        case (.asyncHTTPClient, .page): try await rawAsyncHTTPClient(Page.self, payload)
+        case (.transport, .small): try await transportAlone(Small.self, payload, through: transport)
+        case (.transport, .page): try await transportAlone(Page.self, payload, through: transport)
+        case (.asyncHTTPClientTransport, .small): try await transportAlone(Small.self, payload, through: nioTransport)
+        case (.asyncHTTPClientTransport, .page): try await transportAlone(Page.self, payload, through: nioTransport)
         case (.networkCore, .small):
             _ = try await pool.send(endpoint(payload), parser: DecodableParser<Small>(), id: "r\(index)")
         case (.networkCore, .page):
@@ -313,8 +329,22 @@ final class Clients: Sendable {
         _ = try JSONDecoder().decode(T.self, from: data)
     }
 
-    /// The request the pool builds, sent by the pool's transport without the pool.
-    private func transportAlone<T: Decodable>(_ type: T.Type, _ payload: Payload) async throws {
+    /// The same request the pool sends over ``nioTransport`` (the pool's standard headers, and the
+    /// `Accept-Encoding` the transport adds), sent by a client configured as the transport's.
+    private func rawAsyncHTTPClient<T: Decodable>(_ type: T.Type, _ payload: Payload) async throws {
+        var request = HTTPClientRequest(url: "\(baseURL)/\(payload.rawValue)")
+        for (name, value) in TaskPool.Configuration.standardHeaders { request.headers.add(name: name, value: value) }
+        request.headers.add(name: "Accept-Encoding", value: "gzip, deflate")
+        let response = try await asyncHTTPClient.execute(request, timeout: .seconds(60))
+        guard response.status == .ok else { throw URLError(.badServerResponse) }
+        let body = try await response.body.collect(upTo: 32 << 20)
+        _ = try JSONDecoder().decode(T.self, from: Data(body.readableBytesView))
+    }
+
+    /// The request the pool builds, sent by one of the pools' transports without the pool.
+    private func transportAlone<T: Decodable>(
+        _ type: T.Type, _ payload: Payload, through transport: any Transport
+    ) async throws {
         let request = try endpoint(payload).urlRequest(defaultHeaders: TaskPool.Configuration.standardHeaders)
         let (data, response) = try await transport.send(request, context: TransportContext(taskID: payload.rawValue))
         guard response.statusCode == 200 else { throw URLError(.badServerResponse) }
@@ -346,6 +376,7 @@ func padded(_ text: String, _ width: Int) -> String { text.padding(toLength: wid
 func throughput(_ options: Options, clients: Clients) async -> [Row] {
     var rows: [Row] = []
     var paired: [String] = []
+    var pairedDirect: [String] = []
     print(
         "\n## Throughput: \(options.requests) requests a client after \(options.warmUp) warm-up, \(options.repetitions) repetitions, each in up to \(options.rounds) rounds of turns\n"
     )
@@ -369,6 +400,8 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
             // is precise enough to compare with a target a few percent away.
             var pairedRPS: [Client: [Double]] = [:]
             var pairedCPU: [Client: [Double]] = [:]
+            // The pool over AsyncHTTPClient against the same client used directly, paired the same way.
+            var pairedAHC: [Client: [Double]] = [:]
             for _ in 0..<options.repetitions {
                 var totals: [Client: Block] = [:]
                 for round in 0..<rounds {
@@ -381,6 +414,13 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
                         }
                         totals[client, default: Block()] += block
                         turns[client] = block.sample
+                    }
+                    if let direct = turns[.asyncHTTPClient] {
+                        for client in [Client.networkCoreNIO, .networkCoreNIOTransport] {
+                            if let sample = turns[client] {
+                                pairedAHC[client, default: []].append(sample.rps / direct.rps)
+                            }
+                        }
                     }
                     guard let raw = turns[.raw] else { continue }
                     for (client, sample) in turns where client != .raw {
@@ -426,6 +466,14 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
                             + padded(String(pairedRounds), 8) + padded(rpsPaired.description, 25)
                             + cpuPaired.description)
                 }
+                if let versusDirect = MedianInterval(pairedAHC[client] ?? []) {
+                    row.detail?["paired_rps_ratio_vs_asynchttpclient"] = versusDirect.median
+                    row.detail?["paired_rps_ratio_vs_asynchttpclient_low"] = versusDirect.low
+                    row.detail?["paired_rps_ratio_vs_asynchttpclient_high"] = versusDirect.high
+                    pairedDirect.append(
+                        padded(payload.rawValue, 12) + padded(String(inflight), 11) + padded(client.rawValue, 30)
+                            + padded(String(pairedAHC[client]?.count ?? 0), 8) + versusDirect.description)
+                }
                 rows.append(row)
                 let ratios =
                     !compared
@@ -438,6 +486,7 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
                         + padded(fmt(row.cpu_us_per_req!), 12)
                         + padded(ratios, 27) + (compared ? fmt(median(cpuRatios), 3) : "-"))
             }
+            if let row = wrk(payload, inflight: inflight, baseURL: options.baseURL) { rows.append(row) }
         }
     }
     if !paired.isEmpty {
@@ -449,7 +498,44 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
         )
         paired.forEach { print($0) }
     }
+    if !pairedDirect.isEmpty {
+        print("\nThe pool over AsyncHTTPClient against the same client used directly, by round, as above.\n")
+        print("payload     in flight  client                        rounds  ×rps vs AsyncHTTPClient (95% CI)")
+        pairedDirect.forEach { print($0) }
+    }
     return rows
+}
+
+/// nginx's own ceiling on this machine for `payload` at `inflight` connections: `wrk` (Debian's package,
+/// which `Benchmarks/run` installs) for 5 s, on as many threads as the machine has cores (at most one a
+/// connection). It reads the answers and does nothing with them, so no client can reach it. `nil`, with a
+/// note, when `wrk` cannot run.
+func wrk(_ payload: Payload, inflight: Int, baseURL: String) -> Row? {
+    let threads = max(1, min(ProcessInfo.processInfo.activeProcessorCount, inflight))
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["wrk", "-t\(threads)", "-c\(inflight)", "-d5s", "\(baseURL)/\(payload.rawValue)"]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    do { try process.run() } catch {
+        print("(wrk could not run: \(error))")
+        return nil
+    }
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    guard process.terminationStatus == 0,
+        let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Requests/sec:") }),
+        let rps = Double(line.dropFirst("Requests/sec:".count).trimmingCharacters(in: .whitespaces))
+    else {
+        print("(wrk gave no rate: exit \(process.terminationStatus))")
+        return nil
+    }
+    print(padded(payload.rawValue, 12) + padded(String(inflight), 11) + padded("wrk (nginx's ceiling)", 30) + fmt(rps))
+    return Row(
+        suite: "throughput", client: "wrk", payload: payload.rawValue, inflight: inflight, rps: rps, p50_us: nil,
+        p99_us: nil, cpu_us_per_req: nil, rps_ratio_vs_urlsession: nil, cpu_ratio_vs_urlsession: nil,
+        detail: ["threads": Double(threads), "seconds": 5])
 }
 
 /// How much the process keeps after many requests: raw URLSession first, then NetworkCore over it,
@@ -542,6 +628,7 @@ if options.suites.contains("transfers") {
     rows += try await transfers(options)
 }
 try await clients.nioTransport.shutdown()
+try await clients.asyncHTTPClient.shutdown()
 await clients.ownNIOTransport.shutdown()
 let encoder = JSONEncoder()
 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
