@@ -7,7 +7,7 @@ import Testing
 /// Swift blocks show exactly these lines. The first runs in `samplesRun`.
 func inspectorGuide() async throws {
     // GUIDE-BEGIN
-    // Package.swift: .product(name: "NetworkCoreInspector", package: "NetworkCoreIntegrations")
+    // Package.swift: .product(name: "NetworkCoreInspector", package: "Integrations")
     let inspector = PoolInspector(historyLimit: 200)
     let pool = TaskPool(configuration: .init(inspector: inspector))
     let server = try await InspectorServer.start(inspector: inspector)
