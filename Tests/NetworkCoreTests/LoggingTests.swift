@@ -75,16 +75,22 @@ struct LoggingTests {
     @Test("no secret in the query appears in logs, ids, tables, descriptions or errors", arguments: secrets)
     func queryRedaction(name: String, secret: String) async throws {
         let lines = Locked<[String]>([])
+        // The answer waits until the running task has been read: no window to catch it in.
+        let answer = Latch()
         let pool = TaskPool(
             configuration: .init(
-                transport: StubTransport(delay: 0.2) { _, _ in .json(#"{"status_message": "no"}"#, statusCode: 401) },
+                transport: StubTransport { _, _ in
+                    await answer.wait()
+                    return .json(#"{"status_message": "no"}"#, statusCode: 401)
+                },
                 logger: ConsoleLogger { line in lines.withLock { $0.append(line) } }))
         let endpoint = TestEndpoint(task: .urlParameters([name: secret, "page": 1]))
-        let caller = Task { try await pool.send(endpoint) }
-        #expect(await eventually { !pool.activeTasks.isEmpty })
+        let caller = immediately { try await pool.send(endpoint) }
+        #expect(pool.activeTasks.count == 1)
         var seen = [
             pool.debugDescription, pool.activeTasks.map(\.description).joined(), try pool.taskID(for: endpoint),
         ]
+        answer.open()
         if case .failure(let error) = await caller.result {
             seen.append(error.localizedDescription)
             seen.append((error as? NetworkError)?.response?.description ?? "")
