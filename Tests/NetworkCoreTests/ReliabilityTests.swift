@@ -117,21 +117,8 @@ struct ReliabilityTests {
         let pool = TaskPool(configuration: .init(transport: transport, logger: logger, resourceTimeout: 6))
         #expect(pool.configuration.maximumTasksPerHost == nil)
         let total = 5_000
-        // Exactly 64 callers at a time (no cancels: `FaultLoad.run`'s cancelling children would let more in).
-        let outcomes = Locked<[Int: [String]]>([:])
-        await FaultLoad.launchBounded(0..<total, inFlight: 64) { group, index in
-            group.addTask {
-                let endpoint = TestEndpoint(baseURL: server.baseURL, path: "r/\(index)", timeout: Fault.requestTimeout)
-                let result: Result<Indexed, NetworkError>
-                do throws(NetworkError) {
-                    result = .success(try await pool.send(endpoint, parser: DecodableParser<Indexed>()))
-                } catch {
-                    result = .failure(error)
-                }
-                outcomes.withLock { $0[index, default: []].append(classify(result, index: index)) }
-            }
-        }
-        let ended = outcomes.withLock { $0 }
+        // Exactly 64 sends at a time: no cancels, whose children would let more in.
+        let ended = await FaultLoad.run(0..<total, pool: pool, baseURL: server.baseURL, inFlight: 64, cancels: false)
         #expect(ended.count == total)
         #expect(ended.values.allSatisfy { $0.count == 1 }, "a send ended more than once")
         let (mismatches, tally) = FaultLoad.check(ended)

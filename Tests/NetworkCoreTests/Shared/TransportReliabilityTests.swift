@@ -91,10 +91,13 @@ enum FaultLoad {
         }
     }
 
-    /// Sends requests `indices` through `pool`, at most `inFlight` at a time, cancelling the chosen ones by id.
-    /// `landed`, if given, collects the indices whose cancel reached a running task (`cancel(id:)` returned true).
+    /// Sends requests `indices` through `pool`, at most `inFlight` at a time, cancelling the chosen ones by id
+    /// unless `cancels` is false (a cancelling child ends early and lets the next send in: with cancels, more
+    /// than `inFlight` sends can be in flight at once). `landed`, if given, collects the indices whose cancel
+    /// reached a running task (`cancel(id:)` returned true).
     static func run(
-        _ indices: Range<Int>, pool: TaskPool, baseURL: String, inFlight: Int, landed: Locked<Set<Int>>? = nil
+        _ indices: Range<Int>, pool: TaskPool, baseURL: String, inFlight: Int, cancels: Bool = true,
+        landed: Locked<Set<Int>>? = nil
     ) async
         -> [Int: [String]]
     {
@@ -111,7 +114,7 @@ enum FaultLoad {
                 }
                 outcomes.withLock { $0[index, default: []].append(classify(result, index: index)) }
             }
-            if Fault.isCancelled(index) {
+            if cancels, Fault.isCancelled(index) {
                 group.addTask {
                     // At a random moment in the first 20 ms after the task is registered (or has ended): without
                     // waiting for it, nearly every cancel came after its task had ended (1 in 1,200 landed). The
