@@ -281,8 +281,8 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
     /// Ends the tasks waiting in the queue with ``NetworkError/cancelled``: the pool is going away, and
     /// nothing would ever start them.
     mutating func cancelQueued(at now: UInt64, into effects: inout Effects) {
-        for (key, _, _) in runningKeys().sorted(by: { $0.sequence < $1.sequence })
-        where update(key, { $0.isQueued }) == true {
+        // Ending a queued task frees no slot, so none of the others leaves the queue meanwhile.
+        for (key, _, queued) in runningKeys().sorted(by: { $0.sequence < $1.sequence }) where queued {
             end(key, with: .failure(.cancelled), at: now, into: &effects)
         }
     }
