@@ -23,14 +23,18 @@ final class CachingServer: @unchecked Sendable {
 
     /// Seconds each answer waits.
     let delay: TimeInterval
+    /// Called on the connection's thread before a 304 is sent: a test holds the validation there.
+    let beforeNotModified: @Sendable () -> Void
 
     init(
         notModified: [String: String] = [:], delay: TimeInterval = 0,
+        beforeNotModified: @escaping @Sendable () -> Void = {},
         headers: @escaping @Sendable (String) -> [String: String]
     ) throws {
         self.headers = headers
         self.notModified = notModified
         self.delay = delay
+        self.beforeNotModified = beforeNotModified
         let box = Box()
         server = try LoopbackServer(port: 0, keepsAlive: true) { request in box.server!.answer(request) }
         box.server = self
@@ -54,6 +58,7 @@ final class CachingServer: @unchecked Sendable {
         let tag = headers["ETag"]
         let modified = headers["Last-Modified"]
         if let tag, request.value(forHTTPHeaderField: "If-None-Match") == tag {
+            beforeNotModified()
             return .delayed(
                 delay, StubResponse(statusCode: 304, headers: headers.merging(notModified) { _, new in new }))
         }
@@ -381,16 +386,19 @@ struct CachingTests {
 
     @Test("callers joining a validation share it: one request, the same answer for each")
     func joinedValidation() async throws {
-        let server = try CachingServer(delay: 0.2) { _ in ["Cache-Control": "max-age=0", "ETag": "\"v1\""] }
+        // The validation's 304 waits until both callers are on it (30 s at most, should the join fail).
+        let release = DispatchSemaphore(value: 0)
+        let server = try CachingServer(beforeNotModified: { _ = release.wait(timeout: .now() + 30) }) { _ in
+            ["Cache-Control": "max-age=0", "ETag": "\"v1\""]
+        }
         defer { server.stop() }
         let pool = TaskPool(configuration: .init(cache: MemoryCacheStore()))
         _ = try await pool.send(CachedGet(baseURL: server.baseURL))
         async let one = pool.send(CachedGet(baseURL: server.baseURL))
         async let two = pool.send(CachedGet(baseURL: server.baseURL))
-        #expect(
-            await eventually(within: 5) {
-                pool.activeTaskSnapshots.first?.phase.hasSuffix(", validating a stored answer") == true
-            })
+        #expect(await eventually(within: 30) { pool.activeTasks.first?.waiterCount == 2 })
+        #expect(pool.activeTaskSnapshots.first?.phase.hasSuffix(", validating a stored answer") == true)
+        release.signal()
         let (a, b) = try await (one, two)
         #expect(server.requests == 2)
         #expect(a.source == .revalidated && b.source == .revalidated)
