@@ -1,5 +1,5 @@
 /// The version of NetworkCore, as sent in the default `User-Agent`.
 public enum LibraryVersion {
-    /// `"0.1.0"`.
-    public static let current = "0.1.0"
+    /// `"0.2.0"`.
+    public static let current = "0.2.0"
 }

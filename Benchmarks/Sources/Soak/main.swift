@@ -1,5 +1,5 @@
 // A soak: many requests through one pool, its resident memory read at every step, to show whether it stays
-// flat. Run by `Benchmarks/soak`, which starts nginx and writes the figures into Docs/Reliability.md.
+// flat. Run by `Benchmarks/soak`, which starts nginx and writes the figures into Benchmarks/NOTES.md.
 //
 // Usage: Soak URL urlsession|asynchttpclient REQUESTS INFLIGHT STEP WARMUP
 // Sends REQUESTS GETs of URL (a small JSON document, decoded), INFLIGHT at a time, through a TaskPool over
@@ -9,7 +9,7 @@
 // within 5% of its level then (both readings, at every step). Exits 0 when flat and every request succeeded.
 //
 // It links FoundationNetworkingFixes: without it, FoundationNetworking keeps about 180 bytes of every request
-// for good (see Docs/Reliability.md), and no process that uses URLSession on Linux stays flat.
+// for good (see Docs/Reliability.md, "Not guaranteed"), and no process that uses URLSession on Linux stays flat.
 import Foundation
 import FoundationNetworkingFixes
 import NetworkCore

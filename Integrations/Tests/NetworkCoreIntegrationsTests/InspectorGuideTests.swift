@@ -3,11 +3,10 @@ import NetworkCore
 import NetworkCoreInspector
 import Testing
 
-/// The samples of Docs/LiveInspector.md, compiled with the tests; `guideMatches` checks that the guide's
-/// Swift blocks show exactly these lines. The first runs in `samplesRun`.
+/// The samples of Docs/LiveInspector.md, compiled with the tests; `GuideSamplesTests` (root package) checks
+/// that the guide's Swift blocks show exactly these lines. The first runs in `samplesRun`.
 func inspectorGuide() async throws {
     // GUIDE-BEGIN
-    // Package.swift: .product(name: "NetworkCoreInspector", package: "Integrations")
     let inspector = PoolInspector(historyLimit: 200)
     let pool = TaskPool(configuration: .init(inspector: inspector))
     let server = try await InspectorServer.start(inspector: inspector)
@@ -32,14 +31,6 @@ func inspectorGuide() async throws {
 
 @Suite("The live inspector's guide")
 struct InspectorGuideTests {
-    @Test("the guide's samples are the ones this file compiles")
-    func guideMatches() throws {
-        let shown = try DocSamples.blocks(inPage: "Docs/LiveInspector.md").flatMap { $0 }
-        let compiled = try #require(try DocSamples.compiled(in: #filePath, marker: "GUIDE"))
-        #expect(compiled.count >= 15)
-        #expect(shown == compiled)
-    }
-
     @Test("the guide's first sample serves a pool, and the address it prints answers with the page")
     func firstSampleRuns() async throws {
         let inspector = PoolInspector(historyLimit: 200)

@@ -15,6 +15,14 @@ import Foundation
 ///     print(error.serverError?.message ?? error.localizedDescription)
 /// }
 /// ```
+///
+/// ## New cases
+///
+/// A release may add a case for a cause it newly tells apart; its changelog lists every such case under
+/// "Breaking", because a `switch` that names every case stops compiling until it handles the new one. Code
+/// that must keep compiling across releases matches the cases it acts on and ends with `default:`, or
+/// reads the helpers (``isCancelled``, ``isTimeout``, ``statusCode``, ``serverError``), which every case
+/// answers.
 public enum NetworkError: Error, Sendable {
     /// The endpoint does not make a valid request: a base URL without scheme or host, a path
     /// that does not form a URL, a bad header, a bad timeout.

@@ -1,7 +1,10 @@
 import Foundation
 
-/// The Swift samples a Markdown page of the repository shows, and the lines a test file compiles for
-/// them between `// NAME-BEGIN` and `// NAME-END`: a page's samples are compiled, and shown as compiled.
+/// The Swift samples a Markdown page of the repository shows, and the lines test files compile for them
+/// between `// NAME-BEGIN` and `// NAME-END`: a page's samples are compiled, and shown as compiled.
+///
+/// A sample whose first line is `// Package.swift` is a manifest's `dependencies:` and `targets:`, checked
+/// by resolving it in a scratch package (`GuideManifestTests`), not compiled with the tests.
 enum DocSamples {
     /// The repository's root (this file is in Tests/NetworkCoreTests/Shared/Support, which the
     /// Integrations package's tests reach through a symbolic link).
@@ -9,30 +12,50 @@ enum DocSamples {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
+    /// The first line of a sample that is a manifest's fragment.
+    static let manifestMarker = "// Package.swift"
+
     /// The lines of `text`, trimmed, blank ones dropped.
     static func lines(_ text: some StringProtocol) -> [String] {
         text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
-    /// The lines of each ```swift block of the page at `path` (from the repository's root), in order.
-    static func blocks(inPage path: String) throws -> [[String]] {
+    /// The text of each ```swift block of the page at `path` (from the repository's root), in order.
+    static func samples(inPage path: String) throws -> [Substring] {
         let page = try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
-        var blocks: [[String]] = []
+        var samples: [Substring] = []
         var rest = page[...]
         while let start = rest.range(of: "```swift\n"), let end = rest[start.upperBound...].range(of: "```") {
-            blocks.append(lines(rest[start.upperBound..<end.lowerBound]))
+            samples.append(rest[start.upperBound..<end.lowerBound])
             rest = rest[end.upperBound...]
         }
-        return blocks
+        return samples
     }
 
-    /// The lines between `// NAME-BEGIN` and `// NAME-END` of the source file at `file` (a `#filePath`);
-    /// `nil` when the markers are missing.
+    /// The lines of each ```swift block of the page at `path` that is code, not a manifest, in order.
+    static func blocks(inPage path: String) throws -> [[String]] {
+        try samples(inPage: path).map(lines).filter { $0.first != manifestMarker }
+    }
+
+    /// The manifest fragments of the page at `path`, as written.
+    static func manifests(inPage path: String) throws -> [String] {
+        try samples(inPage: path).filter { lines($0).first == manifestMarker }.map(String.init)
+    }
+
+    /// The lines between each `// NAME-BEGIN` and the `// NAME-END` after it in the source file at `file`
+    /// (a path), the regions one after another; `nil` when there is none.
     static func compiled(in file: String, marker name: String) throws -> [String]? {
         let source = try String(contentsOf: URL(fileURLWithPath: file), encoding: .utf8)
-        guard let begin = source.range(of: "// \(name)-BEGIN\n"),
-            let end = source[begin.upperBound...].range(of: "// \(name)-END")
-        else { return nil }
-        return lines(source[begin.upperBound..<end.lowerBound])
+        var regions: [String] = []
+        var found = false
+        var rest = source[...]
+        while let begin = rest.range(of: "// \(name)-BEGIN\n"),
+            let end = rest[begin.upperBound...].range(of: "// \(name)-END")
+        {
+            regions += lines(rest[begin.upperBound..<end.lowerBound])
+            found = true
+            rest = rest[end.upperBound...]
+        }
+        return found ? regions : nil
     }
 }

@@ -1,14 +1,12 @@
 import Foundation
 import NetworkCore
-import Testing
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
 /// The samples of Docs/CachingAndScheduling.md, compiled with the tests (never run: they name a server that
-/// does not
-/// exist). `guideMatches` checks that the guide's Swift blocks show exactly these lines.
+/// does not exist). `GuideSamplesTests` checks that the guide's Swift blocks show exactly these lines.
 func cachingGuide() async throws {
     // GUIDE-BEGIN
     enum Movies: Endpoint {
@@ -87,15 +85,4 @@ func cachingGuide() async throws {
     print(scheduled.activeTaskSnapshots.map { "\($0.id) \($0.phase) \($0.queuePosition ?? 0)" })
     scheduled.resume()  // the waiting tasks start, by priority
     // GUIDE-END
-}
-
-@Suite("Docs/CachingAndScheduling.md")
-struct CachingAndSchedulingGuideTests {
-    @Test("the guide's samples are the ones this file compiles")
-    func guideMatches() throws {
-        let shown = try DocSamples.blocks(inPage: "Docs/CachingAndScheduling.md").flatMap { $0 }
-        let compiled = try #require(try DocSamples.compiled(in: #filePath, marker: "GUIDE"))
-        #expect(compiled.count >= 40)
-        #expect(shown == compiled)
-    }
 }

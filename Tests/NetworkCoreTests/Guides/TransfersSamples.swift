@@ -1,13 +1,12 @@
 import Foundation
 import NetworkCore
-import Testing
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
 /// The samples of Docs/Transfers.md, compiled with the tests (never run: they name a server that does
-/// not exist). `guideMatches` checks that the guide's Swift blocks show exactly these lines.
+/// not exist). `GuideSamplesTests` checks that the guide's Swift blocks show exactly these lines.
 func transfersGuide() async throws {
     // GUIDE-BEGIN
     enum Files: Endpoint {
@@ -104,15 +103,4 @@ func transfersGuide() async throws {
         }
     }
     // GUIDE-END
-}
-
-@Suite("Docs/Transfers.md")
-struct TransfersGuideTests {
-    @Test("the guide's samples are the ones this file compiles")
-    func guideMatches() throws {
-        let shown = try DocSamples.blocks(inPage: "Docs/Transfers.md").flatMap { $0 }
-        let compiled = try #require(try DocSamples.compiled(in: #filePath, marker: "GUIDE"))
-        #expect(compiled.count >= 40)
-        #expect(shown == compiled)
-    }
 }
