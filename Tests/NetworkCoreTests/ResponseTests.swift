@@ -276,5 +276,9 @@ struct ResponseTests {
             return
         }
         #expect(stubError == .noSampleData(url: "https://api.example.com/v1/items"))
+        #expect(
+            failure.localizedDescription
+                == "The request failed: StubTransport.sampleData has no answer for https://api.example.com/v1/items: its endpoint's sampleData is nil."
+        )
     }
 }

@@ -88,7 +88,15 @@ public struct StubResponse: Sendable {
 }
 
 /// Why a ``StubTransport`` could not answer.
-public enum StubError: Error, Sendable, Equatable {
+public enum StubError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The request's endpoint has no ``Endpoint/sampleData``.
     case noSampleData(url: String)
+
+    /// What to fix, e.g. "StubTransport.sampleData has no answer for https://…: its endpoint's sampleData is
+    /// nil".
+    public var description: String {
+        switch self {
+        case .noSampleData(let url): "StubTransport.sampleData has no answer for \(url): its endpoint's sampleData is nil"
+        }
+    }
 }
