@@ -96,7 +96,8 @@ public enum StubError: Error, Sendable, Equatable, CustomStringConvertible {
     /// nil".
     public var description: String {
         switch self {
-        case .noSampleData(let url): "StubTransport.sampleData has no answer for \(url): its endpoint's sampleData is nil"
+        case .noSampleData(let url):
+            "StubTransport.sampleData has no answer for \(url): its endpoint's sampleData is nil"
         }
     }
 }
