@@ -116,6 +116,7 @@ struct ReliabilityTests {
         // The pool's defaults but for the deadline: 64 tasks at once, and per host what the transport carries.
         let pool = TaskPool(configuration: .init(transport: transport, logger: logger, resourceTimeout: 6))
         #expect(pool.configuration.maximumTasksPerHost == nil)
+        #expect(pool.maximumTasksPerHost == 64)
         let total = 5_000
         // Exactly 64 sends at a time: no cancels, whose children would let more in.
         let ended = await FaultLoad.run(0..<total, pool: pool, baseURL: server.baseURL, inFlight: 64, cancels: false)

@@ -200,6 +200,19 @@ final class ConcurrencyServer: @unchecked Sendable {
 
 @Suite("Scheduling: limits, priorities, pause and resume in the pool, counted at real servers", .serialized)
 struct SchedulingTests {
+    @Test("the per-host limit in effect: the configuration's, else what the transport carries, else 6")
+    func perHostLimitInEffect() {
+        let session = URLSessionConfiguration.ephemeral
+        session.httpMaximumConnectionsPerHost = 64
+        let fromTransport = TaskPool(configuration: .init(transport: URLSessionTransport(configuration: session)))
+        #expect(fromTransport.maximumTasksPerHost == 64)
+        let configured = TaskPool(
+            configuration: .init(transport: URLSessionTransport(configuration: session), maximumTasksPerHost: 4))
+        #expect(configured.maximumTasksPerHost == 4)
+        let unknown = TaskPool(configuration: .init(transport: StubTransport { _, _ in .json("{}") }))
+        #expect(unknown.maximumTasksPerHost == 6)
+    }
+
     @Test("the pool never runs more than its limits: per host and in all, counted at two servers")
     func limitsAtTheServer() async throws {
         let (a, b) = (try ConcurrencyServer(hold: 0.02), try ConcurrencyServer(hold: 0.02))

@@ -59,6 +59,9 @@ public final class TaskPool: Sendable {
 
     /// The pool's configuration.
     public let configuration: Configuration
+    /// How many tasks the pool runs to one host at once: ``Configuration/maximumTasksPerHost`` when set, else
+    /// as many as its transport carries (``Transport/maximumRequestsPerHost``), else 6.
+    public let maximumTasksPerHost: Int
     /// The pool's state: every task's, the registry, the queue and the timers. Its lock is the pool's one lock.
     let state: Locked<State>
     /// Who receives the pool's events: its logger, its inspector, both, or nobody; decided once.
@@ -87,10 +90,10 @@ public final class TaskPool: Sendable {
             case (let logger?, let inspector?): CombinedLogger([logger, inspector])
             }
         checkedDefaultHeaders = HeaderName.checked(configuration.defaultHeaders)
-        let perHost = configuration.maximumTasksPerHost ?? configuration.transport.maximumRequestsPerHost ?? 6
+        maximumTasksPerHost = configuration.maximumTasksPerHost ?? configuration.transport.maximumRequestsPerHost ?? 6
         state = Locked(
             State(
-                maximumConcurrentTasks: configuration.maximumConcurrentTasks, maximumTasksPerHost: perHost,
+                maximumConcurrentTasks: configuration.maximumConcurrentTasks, maximumTasksPerHost: maximumTasksPerHost,
                 maximumAttempts: configuration.maximumAttempts, logs: eventLogger != nil))
         configuration.inspector?.attach(self)
     }
