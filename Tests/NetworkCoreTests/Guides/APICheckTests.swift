@@ -53,11 +53,10 @@ struct APICheckTests {
     {
         let file = scratch.file("CHANGELOG-\(UUID().uuidString).md")
         try Data(changelog.utf8).write(to: file)
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         return try await ChildProcess.run(
             at: DocSamples.root.appendingPathComponent("Scripts/check-api"),
             ["--modules", modules.path, "--baseline", baseline.path, "--changelog", file.path],
-            environment: ["HOME": NSHomeDirectory(), "PATH": path], timeout: 120)
+            environment: toolchainEnvironment, timeout: 120)
     }
 
     @Test("today's API against the last release's: no break the changelog does not list")

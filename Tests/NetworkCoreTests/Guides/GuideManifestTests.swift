@@ -9,12 +9,9 @@ struct GuideManifest: Sendable, CustomTestStringConvertible {
     let fragment: String
     var testDescription: String { "\(page): \(fragment.split(separator: "\n").dropFirst().first ?? "")" }
 
-    static var all: [GuideManifest] {
-        GuideSamplesTests.pages.flatMap { guide in
-            ((try? DocSamples.manifests(inPage: guide.page)) ?? []).map {
-                GuideManifest(page: guide.page, fragment: $0)
-            }
-        }
+    /// Every manifest fragment of the pages `GuideSamplesTests` lists, read once.
+    static let all: [GuideManifest] = GuideSamplesTests.pages.flatMap { guide in
+        ((try? DocSamples.manifests(inPage: guide.page)) ?? []).map { GuideManifest(page: guide.page, fragment: $0) }
     }
 
     /// The targets the fragment declares, by kind and name.
@@ -91,12 +88,12 @@ struct GuideManifestTests {
 
             """
         try Data(package.utf8).write(to: app.appendingPathComponent("Package.swift"))
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         let swift = try #require(
-            path.split(separator: ":").map { "\($0)/swift" }.first { files.isExecutableFile(atPath: $0) })
+            toolchainEnvironment["PATH"]?.split(separator: ":").map { "\($0)/swift" }
+                .first { files.isExecutableFile(atPath: $0) })
         return try await ChildProcess.run(
             at: URL(fileURLWithPath: swift),
             ["package", "--package-path", app.path, "--scratch-path", scratch.file("build").path, "show-dependencies"],
-            environment: ["HOME": NSHomeDirectory(), "PATH": path], timeout: 300)
+            environment: toolchainEnvironment, timeout: 300)
     }
 }

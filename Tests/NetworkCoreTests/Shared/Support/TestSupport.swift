@@ -68,6 +68,12 @@ func eventually(within seconds: Double = 2, _ condition: () async -> Bool) async
 /// the tight bounds. Used only where a bound is not what tells the behaviour apart.
 let slowRunScale: Double = ProcessInfo.processInfo.environment["NETWORKCORE_SLOW_RUN"] == nil ? 1 : 6
 
+/// What a command of the toolchain (`swift package`, `swift-api-digester`) run by a test needs of the test's
+/// environment: its `PATH`, to find the toolchain, and `HOME`, where SwiftPM keeps its caches.
+let toolchainEnvironment = [
+    "HOME": NSHomeDirectory(), "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+]
+
 /// Whether this is a sanitizer run, where wall-clock bounds that must stay tight to mean anything
 /// (shorter than a server's delay) are not checked; the normal run checks them.
 let isSlowRun = slowRunScale > 1
