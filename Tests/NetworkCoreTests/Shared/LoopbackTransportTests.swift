@@ -72,27 +72,33 @@ struct LoopbackTransportTests {
         arguments: TransportUnderTest.all)
     func joinedCallerOutlivesTheStarter(_ transport: TransportUnderTest) async throws {
         let body = Data(#"{"ok":true}"#.utf8)
-        // Answered after the cancel below (long enough for the steps before it on a loaded machine); the only
-        // request the server sees, however many callers wait.
-        let server = try LoopbackServer { _ in .delayed(2 * slowRunScale, StubResponse(body: body)) }
+        // Answered once the starter is cancelled and the joined caller waits (the test releases it; 60 s at
+        // most, should it fail first): the only request the server sees, however many callers wait.
+        let release = DispatchSemaphore(value: 0)
+        let server = try LoopbackServer { _ in
+            _ = release.wait(timeout: .now() + 60)
+            return .respond(StubResponse(body: body))
+        }
         defer { server.stop() }
+        defer { release.signal() }
         // The deadline only bounds the test, should the answer be lost with the starter.
         let pool = transport.pool(.init(resourceTimeout: 10 * slowRunScale))
         let endpoint = TestEndpoint(baseURL: server.baseURL, path: "/shared")
         let starter = Task { try await pool.send(endpoint, id: "shared") }
-        #expect(await eventually { pool.task(id: "shared")?.phase == .sending })
+        #expect(await eventually(within: 30) { pool.task(id: "shared")?.phase == .sending })
         let task = try #require(pool.task(id: "shared"))
         // The starter counts as waiting from its send on; a caller of the same call
         // joins it.
         #expect(task.waiterCount == 1)
         let joined = Task { try await pool.send(endpoint, id: "shared") }
-        #expect(await eventually { task.waiterCount == 2 })
+        #expect(await eventually(within: 30) { task.waiterCount == 2 })
         starter.cancel()
         guard case .failure(NetworkError.cancelled) = await starter.result else {
             Issue.record("the cancelled starter ended with \(await starter.result)")
             return
         }
         #expect(pool.task(id: "shared") === task)  // still running for the caller that joined
+        release.signal()
         let response = try await joined.value
         #expect(response.statusCode == 200)
         #expect(response.body == body)
