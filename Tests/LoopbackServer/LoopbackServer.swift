@@ -37,6 +37,9 @@ public final class LoopbackServer: @unchecked Sendable {
         /// Answers nothing, and waits (a minute at most) for the client to close or reset the connection;
         /// calls `closed` when it does.
         case heldUntilClosed(closed: @Sendable () -> Void)
+        /// Sends the headers and the first `bytes` of the body, then waits (a minute at most) until `release`
+        /// is signalled and sends the rest; if it is not signalled in time, closes the connection there.
+        case partThenHeld(StubResponse, bytes: Int, release: DispatchSemaphore)
     }
 
     /// The port it listens on.
@@ -214,6 +217,13 @@ public final class LoopbackServer: @unchecked Sendable {
                 guard trickle(response, to: client, keepOpen: keepOpen, pieces: pieces, interval: interval) else {
                     return
                 }
+            case .partThenHeld(let response, let bytes, let release):
+                let body = Array(response.body)
+                let split = min(max(0, bytes), body.count)
+                guard sendAll(Array(Self.head(of: response, keepOpen: keepOpen).utf8) + body[..<split], to: client),
+                    release.wait(timeout: .now() + 60) == .success,
+                    sendAll(Array(body[split...]), to: client)
+                else { return }
             }
             guard keepOpen else { return }
         }

@@ -228,7 +228,7 @@ struct ReliabilityTests {
                     case .respond(let response): return response
                     case .closeMidBody: throw URLError(.networkConnectionLost)
                     case .delayed: throw URLError(.timedOut)
-                    case .trickled(let response, _, _): return response
+                    case .trickled(let response, _, _), .partThenHeld(let response, _, _): return response
                     case .heldUntilClosed: throw URLError(.timedOut)
                     }
                 }, duplicatePolicy: .reject, resourceTimeout: 600, stallThreshold: 600, maximumConcurrentTasks: 256,

@@ -90,30 +90,37 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Se
             return false
         }
         if delivering {
+            // Counted before it is passed on, so that a stream's reader sees the task count what it reads.
+            guard count(data) else { return false }
             do throws(NetworkError) {
                 try task.plan.delivery.write(data)
             } catch {
                 end(.failure(error))
                 return false
             }
-        } else {
-            guard data.count <= task.plan.maximumResponseBytes - max(body.count, dropped) else {
-                end(.failure(NetworkError.responseTooLarge(limit: task.plan.maximumResponseBytes)))
-                return false
-            }
-            if redirect != nil {
-                dropped += data.count
-                return true
-            }
-            if body.isEmpty {
-                body = data  // kept as it came: a body that arrives in one piece is not copied
-            } else {
-                // The first append copies the first piece into a buffer of the announced length.
-                if expectedLength > body.count { body.reserveCapacity(expectedLength) }
-                body.append(data)
-            }
+            return true
         }
-        return data.isEmpty || counts(pool.received(data.count, for: self))
+        guard data.count <= task.plan.maximumResponseBytes - max(body.count, dropped) else {
+            end(.failure(NetworkError.responseTooLarge(limit: task.plan.maximumResponseBytes)))
+            return false
+        }
+        if redirect != nil {
+            dropped += data.count
+            return true
+        }
+        if body.isEmpty {
+            body = data  // kept as it came: a body that arrives in one piece is not copied
+        } else {
+            // The first append copies the first piece into a buffer of the announced length.
+            if expectedLength > body.count { body.reserveCapacity(expectedLength) }
+            body.append(data)
+        }
+        return count(data)
+    }
+
+    /// Tells the pool that `data` arrived; whether the transfer still counts.
+    private func count(_ data: Data) -> Bool {
+        data.isEmpty || counts(pool.received(data.count, for: self))
     }
 
     func sent(totalBytes: Int, expected: Int?) {
