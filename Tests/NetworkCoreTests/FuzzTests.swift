@@ -85,7 +85,7 @@ struct FuzzPage: Decodable, Sendable {
 
 @Suite("Fuzzing: hostile bodies never crash and always fail with a typed error")
 struct FuzzTests {
-    @Test("100,000 random and mutated bodies through responses, status reading, parsers and redaction")
+    @Test("20,000 random and mutated bodies through responses, status reading, parsers and redaction")
     func bodies() throws {
         var random = SeededRandom(seed: 0x5EED_2026)
         let url = URL(string: "https://api.example.com/fuzz")!
@@ -95,7 +95,7 @@ struct FuzzTests {
         )
         var parsed = 0
         var failures = 0
-        for index in 0..<100_000 {
+        for index in 0..<20_000 {
             let body = FuzzCorpus.body(using: &random)
             let status = [200, 201, 401, 404, 429, 500, 503][index % 7]
             let http = try #require(HTTPURLResponse(url: url, statusCode: status, httpVersion: nil, headerFields: nil))
@@ -116,8 +116,8 @@ struct FuzzTests {
             _ = Redactor.default.redact(body: body, contentType: "application/json")
         }
         // The corpus must exercise both paths.
-        #expect(parsed > 1_000)
-        #expect(failures > 100_000)
+        #expect(parsed > 200)
+        #expect(failures > 20_000)
     }
 
     @Test(
