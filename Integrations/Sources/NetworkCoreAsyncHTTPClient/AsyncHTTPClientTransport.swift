@@ -87,19 +87,56 @@ public final class AsyncHTTPClientTransport: Transport {
     /// by default): a pool runs as many tasks per host at once, and the rest wait in its queue.
     public let maximumRequestsPerHost: Int?
 
-    /// Starts `request` in a Swift task of its own: its head, body chunks, redirects, bytes sent and end go
-    /// to `events`.
+    /// Starts `request`. Without a body, or with one in memory of at most ``smallBody`` bytes, it goes
+    /// through the client's delegate interface: its head, body pieces and end reach `events` from the
+    /// connection's event loop as they arrive, with no Swift task between. A larger body, a file or a stream
+    /// is sent from a Swift task of its own, which reads it as the connection takes it.
     public func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
-        let transfer = Transfer()
-        transfer.attach(
-            Task { [self] in
-                do {
-                    try await run(request, body: body, events: events, transfer: transfer)
-                } catch {
-                    events.fail(Self.translate(error, cancelled: Task.isCancelled))
-                }
-            })
+        let transfer = Transfer(events: events, url: request.url, headTimeout: request.timeoutInterval)
+        switch body {
+        case .none:
+            execute(request, body: nil, sentWhole: nil, transfer: transfer)
+        case .data(let data) where data.count <= Self.smallBody:
+            execute(
+                request, body: data.isEmpty ? nil : .byteBuffer(ByteBuffer(bytes: data)), sentWhole: data.count,
+                transfer: transfer)
+        default:
+            transfer.attach(
+                Task { [self] in
+                    do {
+                        try await run(request, body: body, events: events, transfer: transfer)
+                    } catch {
+                        transfer.fail(error)
+                    }
+                })
+        }
         return transfer
+    }
+
+    /// Sends `request` with `body` through the client's delegate interface; `sentWhole`, the length of a body
+    /// that goes in one write, is reported as sent when the answer's head comes.
+    private func execute(_ request: URLRequest, body: HTTPClient.Body?, sentWhole: Int?, transfer: Transfer) {
+        let outgoing: HTTPClient.Request
+        do {
+            guard let url = request.url else { throw URLError(.badURL) }
+            outgoing = try HTTPClient.Request(
+                url: url, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"), headers: headers(of: request),
+                body: body)
+        } catch {
+            return transfer.fail(error)
+        }
+        transfer.sentWhole = sentWhole
+        transfer.attach(client.execute(request: outgoing, delegate: transfer, eventLoop: .indifferent))
+    }
+
+    /// The headers `request` goes with: its own, and `Accept-Encoding` where the client decodes answers.
+    private func headers(of request: URLRequest) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
+        if decompresses, !headers.contains(name: "Accept-Encoding") {
+            headers.add(name: "Accept-Encoding", value: "gzip, deflate")
+        }
+        return headers
     }
 
     /// Sends `request`, then reports the answer.
@@ -113,8 +150,9 @@ public final class AsyncHTTPClientTransport: Transport {
         let head = HTTPURLResponse.head(
             status: Int(response.status.code), version: response.version, headers: response.headers, url: request.url)
         guard events.receive(head: head) else { return }
+        let loop = client.eventLoopGroup.any()
         for try await buffer in response.body {
-            await transfer.waitWhilePaused()
+            try await transfer.nextRead(on: loop).get()
             guard events.receive(body: Data(sharing: buffer)) else { return }
         }
         events.finish()
@@ -138,10 +176,7 @@ public final class AsyncHTTPClientTransport: Transport {
         guard let url = request.url else { throw URLError(.badURL) }
         var outgoing = HTTPClientRequest(url: url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.httpMethod ?? "GET")
-        for (name, value) in request.allHTTPHeaderFields ?? [:] { outgoing.headers.add(name: name, value: value) }
-        if decompresses, !outgoing.headers.contains(name: "Accept-Encoding") {
-            outgoing.headers.add(name: "Accept-Encoding", value: "gzip, deflate")
-        }
+        outgoing.headers = headers(of: request)
         let sentWhole: Int?
         (outgoing.body, sentWhole) = try await Self.body(
             of: body, counter: SentCounter(events: events, expected: body.length))
@@ -185,20 +220,51 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 }
 
-// MARK: - The transfer's control
+// MARK: - The transfer
 
-/// A running request: cancelling it cancels its Swift task (and with it the client's request); pausing
-/// it stops reading the response body after the chunk in hand.
-final class Transfer: TransportControl {
+/// A running request. Through the client's delegate interface it is the delegate: it passes the head, each
+/// body piece and the end on to the pool's events from the connection's event loop, and a head that has not
+/// come within the request's timeout fails it as timed out. Cancelling it cancels the client's request (or
+/// the Swift task that sends a larger body); pausing it holds back the client's next read until it is
+/// resumed.
+final class Transfer: HTTPClientResponseDelegate, TransportControl {
+    typealias Response = Void
+
     private struct State {
+        /// The client's request, through the delegate interface.
+        var request: HTTPClient.Task<Void>?
+        /// The Swift task that sends a larger body, and the request with it.
         var task: Task<Void, Never>?
         var cancelled = false
+        /// The end is reported, or the receiver declined the transfer: nothing more is reported.
+        var over = false
+        var headArrived = false
+        var headTimer: Scheduled<Void>?
         var paused = false
-        var waiter: CheckedContinuation<Void, Never>?
+        /// The read held back while paused.
+        var held: EventLoopPromise<Void>?
+        /// The length of a body sent in one write, reported as sent when the head comes.
+        var sentWhole: Int?
     }
-    private let state = NIOLockedValueBox(State())
 
-    /// The task that runs the request; cancelled at once if the transfer already was.
+    private let state = NIOLockedValueBox(State())
+    private let events: TransportEvents
+    private let url: URL?
+    private let headTimeout: TimeInterval
+
+    init(events: TransportEvents, url: URL?, headTimeout: TimeInterval) {
+        self.events = events
+        self.url = url
+        self.headTimeout = headTimeout
+    }
+
+    /// The length of a body sent in one write, reported as sent when the head comes.
+    var sentWhole: Int? {
+        get { state.withLockedValue { $0.sentWhole } }
+        set { state.withLockedValue { $0.sentWhole = newValue } }
+    }
+
+    /// The task that sends the request; cancelled at once if the transfer already was.
     func attach(_ task: Task<Void, Never>) {
         let cancelled = state.withLockedValue { state in
             state.task = task
@@ -207,14 +273,52 @@ final class Transfer: TransportControl {
         if cancelled { task.cancel() }
     }
 
-    func cancel() {
-        let (task, waiter) = state.withLockedValue { state in
-            state.cancelled = true
-            defer { state.waiter = nil }
-            return (state.task, state.waiter)
+    /// The client's request: cancelled at once if the transfer already was; its head awaited at most the
+    /// request's timeout. A request the client fails without telling its delegate (one sent after the client
+    /// was shut down) ends the transfer with that failure.
+    func attach(_ request: HTTPClient.Task<Void>) {
+        request.futureResult.whenFailure { [self] error in fail(error) }
+        let loop = request.eventLoop
+        let timeout = headTimeout > 0 ? min(headTimeout, 86_400 * 365) : nil
+        let cancelled = state.withLockedValue { state in
+            state.request = request
+            if !state.cancelled, !state.headArrived, !state.over, let timeout {
+                state.headTimer = loop.scheduleTask(in: .nanoseconds(Int64(timeout * 1e9))) { [weak self] in
+                    self?.headTimedOut()
+                }
+            }
+            return state.cancelled
         }
-        waiter?.resume()
+        if cancelled { request.cancel() }
+    }
+
+    private func headTimedOut() {
+        let request = state.withLockedValue { $0.headArrived ? nil : $0.request }
+        request?.fail(reason: HTTPClientError.deadlineExceeded)
+    }
+
+    /// Reports `error` as the transfer's end, unless it has ended.
+    func fail(_ error: any Error) {
+        let (cancelled, reports, timer) = state.withLockedValue { state in
+            defer {
+                state.over = true
+                state.headTimer = nil
+            }
+            return (state.cancelled, !state.over, state.headTimer)
+        }
+        timer?.cancel()
+        if reports { events.fail(AsyncHTTPClientTransport.translate(error, cancelled: cancelled)) }
+    }
+
+    func cancel() {
+        let (request, task, held) = state.withLockedValue { state in
+            state.cancelled = true
+            defer { state.held = nil }
+            return (state.request, state.task, state.held)
+        }
+        held?.succeed(())
         task?.cancel()
+        request?.cancel()
     }
 
     func pauseReceiving() {
@@ -224,21 +328,61 @@ final class Transfer: TransportControl {
     func resumeReceiving() {
         state.withLockedValue { state in
             state.paused = false
-            defer { state.waiter = nil }
-            return state.waiter
-        }?.resume()
+            defer { state.held = nil }
+            return state.held
+        }?.succeed(())
     }
 
-    /// Returns at once unless the transfer is paused; then when it is resumed or cancelled.
-    func waitWhilePaused() async {
-        guard state.withLockedValue({ $0.paused && !$0.cancelled }) else { return }
-        await withCheckedContinuation { continuation in
-            let waits = state.withLockedValue { state in
-                guard state.paused, !state.cancelled else { return false }
-                state.waiter = continuation
-                return true
-            }
-            if !waits { continuation.resume() }
+    /// When the next body piece may be read: at once, unless the transfer is paused; then once it is resumed
+    /// or cancelled.
+    func nextRead(on loop: any EventLoop) -> EventLoopFuture<Void> {
+        state.withLockedValue { state -> EventLoopFuture<Void>? in
+            guard state.paused, !state.cancelled else { return nil }
+            let held = loop.makePromise(of: Void.self)
+            state.held = held
+            return held.futureResult
+        } ?? loop.makeSucceededVoidFuture()
+    }
+
+    // MARK: The client's delegate
+
+    func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        let (timer, sentWhole) = state.withLockedValue { state in
+            state.headArrived = true
+            defer { state.headTimer = nil }
+            return (state.headTimer, state.sentWhole)
         }
+        timer?.cancel()
+        if let sentWhole { events.sent(totalBytes: sentWhole, expected: sentWhole) }
+        let response = HTTPURLResponse.head(
+            status: Int(head.status.code), version: head.version, headers: head.headers, url: url)
+        if !events.receive(head: response) { decline(task) }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        guard events.receive(body: Data(sharing: buffer)) else {
+            decline(task)
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+        return nextRead(on: task.eventLoop)
+    }
+
+    func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
+        fail(error)
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+        let reports = state.withLockedValue { state in
+            defer { state.over = true }
+            return !state.over
+        }
+        if reports { events.finish() }
+    }
+
+    /// The receiver wants no more: the client's request is cancelled, and its end not reported.
+    private func decline(_ task: HTTPClient.Task<Void>) {
+        state.withLockedValue { $0.over = true }
+        task.cancel()
     }
 }

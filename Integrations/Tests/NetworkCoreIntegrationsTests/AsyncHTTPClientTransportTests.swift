@@ -172,21 +172,25 @@ struct AsyncHTTPClientTransportTests {
         try await transport.shutdown()
     }
 
-    @Test("a paused transfer waits until it is resumed or cancelled, and one not paused does not wait")
-    func pauseGate() async {
-        let transfer = Transfer()
-        await transfer.waitWhilePaused()  // not paused: returns at once
+    @Test("a paused transfer holds the next read until it is resumed or cancelled; one not paused does not")
+    func pauseGate() async throws {
+        let loop = HTTPClient.defaultEventLoopGroup.any()
+        let transfer = Transfer(
+            events: TransportEvents(taskID: "t", receiver: DiscardingReceiver()), url: nil, headTimeout: 0)
+        try await transfer.nextRead(on: loop).get()  // not paused: at once
         transfer.pauseReceiving()
-        let resumed = Task { await transfer.waitWhilePaused() }
-        try? await Task.sleep(nanoseconds: 50_000_000)
+        let held = transfer.nextRead(on: loop)
+        let released = NIOLockedValueBox(false)
+        held.whenComplete { _ in released.withLockedValue { $0 = true } }
+        #expect(!released.withLockedValue { $0 })  // nothing has let it go
         transfer.resumeReceiving()
-        await resumed.value
+        try await held.get()
+        try await transfer.nextRead(on: loop).get()  // resumed: at once again
         transfer.pauseReceiving()
-        let cancelled = Task { await transfer.waitWhilePaused() }
-        try? await Task.sleep(nanoseconds: 50_000_000)
+        let heldAgain = transfer.nextRead(on: loop)
         transfer.cancel()
-        await cancelled.value
-        await transfer.waitWhilePaused()  // cancelled: never waits again
+        try await heldAgain.get()
+        try await transfer.nextRead(on: loop).get()  // cancelled: never held again, paused or not
     }
 
     @Test("the client's errors become the URLError codes the retry policy knows; NetworkCore's own pass as they are")
@@ -230,10 +234,25 @@ struct AsyncHTTPClientTransportTests {
         let transport = AsyncHTTPClientTransport()
         try await transport.shutdown()
         try await transport.shutdown()
-        let pool = TaskPool(configuration: .init(transport: transport, resourceTimeout: 10))
-        await #expect(throws: NetworkError.self) {
+        // The deadline only bounds the test: the send fails with the client's refusal, not at the deadline.
+        let pool = TaskPool(configuration: .init(transport: transport, resourceTimeout: 60))
+        do {
             _ = try await pool.send(TestEndpoint(baseURL: "http://127.0.0.1:1", path: "/x"))
+            Issue.record("a send after shutdown succeeded")
+        } catch {
+            if case .deadlineExceeded = error { Issue.record("the send waited for its deadline") }
+            #expect(error.urlError != nil, "\(error)")
         }
         #expect(pool.activeTasks.isEmpty)
     }
+}
+
+/// A receiver that takes every report and keeps nothing.
+final class DiscardingReceiver: TransportReceiver {
+    func receive(head: HTTPURLResponse) -> Bool { true }
+    func receive(body: Data) -> Bool { true }
+    func redirected(statusCode: Int, to url: URL?) {}
+    func sent(totalBytes: Int, expected: Int?) {}
+    func finish() {}
+    func fail(_ error: any Error) {}
 }
