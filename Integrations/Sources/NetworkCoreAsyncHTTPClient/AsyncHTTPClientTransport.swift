@@ -283,7 +283,7 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
         let cancelled = state.withLockedValue { state in
             state.request = request
             if !state.cancelled, !state.headArrived, !state.over, let timeout {
-                state.headTimer = loop.scheduleTask(in: .nanoseconds(Int64(timeout * 1e9))) { [weak self] in
+                state.headTimer = loop.scheduleTask(in: TimeAmount.nanoseconds(Int64(timeout * 1e9))) { [weak self] in
                     self?.headTimedOut()
                 }
             }
