@@ -87,19 +87,19 @@ public final class AsyncHTTPClientTransport: Transport {
     /// by default): a pool runs as many tasks per host at once, and the rest wait in its queue.
     public let maximumRequestsPerHost: Int?
 
-    /// Starts `request`. Without a body, or with one in memory of at most ``smallBody`` bytes, it goes
-    /// through the client's delegate interface: its head, body pieces and end reach `events` from the
-    /// connection's event loop as they arrive, with no Swift task between. A larger body, a file or a stream
-    /// is sent from a Swift task of its own, which reads it as the connection takes it.
+    /// Starts `request`. Without a body it goes through the client's delegate interface: its head, body
+    /// pieces and end reach `events` from the connection's event loop as they arrive, with no Swift task
+    /// between. A request with a body is sent from a Swift task of its own, which reads the body as the
+    /// connection takes it: over the delegate interface, an answer that comes before the client has
+    /// marked the end of the body it sent was seen never to end.
     public func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
         let transfer = Transfer(events: events, url: request.url, headTimeout: request.timeoutInterval)
         switch body {
         case .none:
-            execute(request, body: nil, sentWhole: nil, transfer: transfer)
-        case .data(let data) where data.count <= Self.smallBody:
-            execute(
-                request, body: data.isEmpty ? nil : .byteBuffer(ByteBuffer(bytes: data)), sentWhole: data.count,
-                transfer: transfer)
+            execute(request, transfer: transfer)
+        case .data(let data) where data.isEmpty:
+            transfer.sentWhole = 0
+            execute(request, transfer: transfer)
         default:
             transfer.attach(
                 Task { [self] in
@@ -113,19 +113,16 @@ public final class AsyncHTTPClientTransport: Transport {
         return transfer
     }
 
-    /// Sends `request` with `body` through the client's delegate interface; `sentWhole`, the length of a body
-    /// that goes in one write, is reported as sent when the answer's head comes.
-    private func execute(_ request: URLRequest, body: HTTPClient.Body?, sentWhole: Int?, transfer: Transfer) {
+    /// Sends `request`, without a body, through the client's delegate interface.
+    private func execute(_ request: URLRequest, transfer: Transfer) {
         let outgoing: HTTPClient.Request
         do {
             guard let url = request.url else { throw URLError(.badURL) }
             outgoing = try HTTPClient.Request(
-                url: url, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"), headers: headers(of: request),
-                body: body)
+                url: url, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"), headers: headers(of: request))
         } catch {
             return transfer.fail(error)
         }
-        transfer.sentWhole = sentWhole
         transfer.attach(client.execute(request: outgoing, delegate: transfer, eventLoop: .indifferent))
     }
 
@@ -222,10 +219,10 @@ public final class AsyncHTTPClientTransport: Transport {
 
 // MARK: - The transfer
 
-/// A running request. Through the client's delegate interface it is the delegate: it passes the head, each
+/// A running request. For a request without a body it is the client's delegate: it passes the head, each
 /// body piece and the end on to the pool's events from the connection's event loop, and a head that has not
 /// come within the request's timeout fails it as timed out. Cancelling it cancels the client's request (or
-/// the Swift task that sends a larger body); pausing it holds back the client's next read until it is
+/// the Swift task that sends a request with a body); pausing it holds back the client's next read until it is
 /// resumed.
 final class Transfer: HTTPClientResponseDelegate, TransportControl {
     typealias Response = Void
@@ -233,7 +230,7 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
     private struct State {
         /// The client's request, through the delegate interface.
         var request: HTTPClient.Task<Void>?
-        /// The Swift task that sends a larger body, and the request with it.
+        /// The Swift task that sends a request with a body.
         var task: Task<Void, Never>?
         var cancelled = false
         /// The end is reported, or the receiver declined the transfer: nothing more is reported.
@@ -243,7 +240,7 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
         var paused = false
         /// The read held back while paused.
         var held: EventLoopPromise<Void>?
-        /// The length of a body sent in one write, reported as sent when the head comes.
+        /// The length of the body sent, reported as sent when the head comes (0 for an empty one).
         var sentWhole: Int?
     }
 
@@ -258,7 +255,7 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
         self.headTimeout = headTimeout
     }
 
-    /// The length of a body sent in one write, reported as sent when the head comes.
+    /// The length of the body sent, reported as sent when the head comes (0 for an empty one).
     var sentWhole: Int? {
         get { state.withLockedValue { $0.sentWhole } }
         set { state.withLockedValue { $0.sentWhole = newValue } }
