@@ -93,14 +93,14 @@ public final class AsyncHTTPClientTransport: Transport {
     /// connection takes it: over the delegate interface, an answer that comes before the client has
     /// marked the end of the body it sent was seen never to end.
     public func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
-        let transfer = Transfer(events: events, url: request.url, headTimeout: request.timeoutInterval)
+        let sentWhole: Int?  // through the delegate interface: reported as sent when the head comes
         switch body {
         case .none:
-            execute(request, transfer: transfer)
+            sentWhole = nil
         case .data(let data) where data.isEmpty:
-            transfer.sentWhole = 0
-            execute(request, transfer: transfer)
+            sentWhole = 0
         default:
+            let transfer = Transfer(events: events, url: request.url, headTimeout: request.timeoutInterval)
             transfer.attach(
                 Task { [self] in
                     do {
@@ -109,7 +109,11 @@ public final class AsyncHTTPClientTransport: Transport {
                         transfer.fail(error)
                     }
                 })
+            return transfer
         }
+        let transfer = Transfer(
+            events: events, url: request.url, headTimeout: request.timeoutInterval, sentWhole: sentWhole)
+        execute(request, transfer: transfer)
         return transfer
     }
 
@@ -149,7 +153,7 @@ public final class AsyncHTTPClientTransport: Transport {
         guard events.receive(head: head) else { return }
         let loop = client.eventLoopGroup.any()
         for try await buffer in response.body {
-            try await transfer.nextRead(on: loop).get()
+            await transfer.waitWhilePaused(on: loop)
             guard events.receive(body: Data(sharing: buffer)) else { return }
         }
         events.finish()
@@ -240,25 +244,21 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
         var paused = false
         /// The read held back while paused.
         var held: EventLoopPromise<Void>?
-        /// The length of the body sent, reported as sent when the head comes (0 for an empty one).
-        var sentWhole: Int?
     }
 
     private let state = NIOLockedValueBox(State())
     private let events: TransportEvents
     private let url: URL?
     private let headTimeout: TimeInterval
+    /// Through the delegate interface, the length of the body sent (0 for an empty one, `nil` for none),
+    /// reported as sent when the head comes.
+    private let sentWhole: Int?
 
-    init(events: TransportEvents, url: URL?, headTimeout: TimeInterval) {
+    init(events: TransportEvents, url: URL?, headTimeout: TimeInterval, sentWhole: Int? = nil) {
         self.events = events
         self.url = url
         self.headTimeout = headTimeout
-    }
-
-    /// The length of the body sent, reported as sent when the head comes (0 for an empty one).
-    var sentWhole: Int? {
-        get { state.withLockedValue { $0.sentWhole } }
-        set { state.withLockedValue { $0.sentWhole = newValue } }
+        self.sentWhole = sentWhole
     }
 
     /// The task that sends the request; cancelled at once if the transfer already was.
@@ -330,6 +330,13 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
         }?.succeed(())
     }
 
+    /// Returns at once unless the transfer is paused (no future made for a read that need not wait); then
+    /// once it is resumed or cancelled.
+    func waitWhilePaused(on loop: any EventLoop) async {
+        guard state.withLockedValue({ $0.paused && !$0.cancelled }) else { return }
+        try? await nextRead(on: loop).get()
+    }
+
     /// When the next body piece may be read: at once, unless the transfer is paused; then once it is resumed
     /// or cancelled.
     func nextRead(on loop: any EventLoop) -> EventLoopFuture<Void> {
@@ -344,10 +351,10 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
     // MARK: The client's delegate
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        let (timer, sentWhole) = state.withLockedValue { state in
+        let timer = state.withLockedValue { state in
             state.headArrived = true
             defer { state.headTimer = nil }
-            return (state.headTimer, state.sentWhole)
+            return state.headTimer
         }
         timer?.cancel()
         if let sentWhole { events.sent(totalBytes: sentWhole, expected: sentWhole) }

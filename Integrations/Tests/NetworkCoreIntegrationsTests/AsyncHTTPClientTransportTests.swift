@@ -178,6 +178,7 @@ struct AsyncHTTPClientTransportTests {
         let transfer = Transfer(
             events: TransportEvents(taskID: "t", receiver: DiscardingReceiver()), url: nil, headTimeout: 0)
         try await transfer.nextRead(on: loop).get()  // not paused: at once
+        await transfer.waitWhilePaused(on: loop)  // the same, with no future made
         transfer.pauseReceiving()
         let held = transfer.nextRead(on: loop)
         let released = NIOLockedValueBox(false)
@@ -191,6 +192,7 @@ struct AsyncHTTPClientTransportTests {
         transfer.cancel()
         try await heldAgain.get()
         try await transfer.nextRead(on: loop).get()  // cancelled: never held again, paused or not
+        await transfer.waitWhilePaused(on: loop)
     }
 
     @Test("the client's errors become the URLError codes the retry policy knows; NetworkCore's own pass as they are")
