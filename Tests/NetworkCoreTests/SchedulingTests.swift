@@ -361,7 +361,9 @@ struct SchedulingTests {
         #expect(pool.queuedCount == 1)
         #expect(pool.cancel(id: "held"))
         _ = try await next.value
-        #expect(server.requestOrder.suffix(1) == ["next"])
+        // "held" may reach the server after "next" or not at all: its cancel can beat its connection.
+        #expect(server.requestOrder.filter { $0 == "next" }.count == 1)
+        #expect(pool.queuedCount == 0 && pool.activeTasks.isEmpty)
     }
 }
 
