@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "NetworkCore", targets: ["NetworkCore"]),
         .library(name: "MovieDB", targets: ["MovieDB"]),
+        // For test targets: a real HTTP/1.1 server on the loopback address with scripted answers and faults.
+        .library(name: "NetworkCoreTesting", targets: ["NetworkCoreTesting"]),
         // Opt-in, for an executable on Linux: replaces FoundationNetworking's host check, which leaks and
         // fails IPv6 literals up to Swift 6.3, for every URLSession in the process (see Docs/Reliability.md).
         .library(name: "FoundationNetworkingFixes", targets: ["FoundationNetworkingFixes"]),
@@ -18,11 +20,12 @@ let package = Package(
         .target(name: "FoundationNetworkingFixes"),
         .target(name: "MovieDB", dependencies: ["NetworkCore"], resources: [.copy("Fixtures")]),
         .executableTarget(name: "Playground", dependencies: ["MovieDB", "NetworkCore"], path: "Playground"),
-        // An HTTP/1.1 server on 127.0.0.1 for integration tests; not a product.
-        .target(name: "LoopbackServer", dependencies: ["NetworkCore"], path: "Tests/LoopbackServer"),
+        .target(name: "NetworkCoreTesting", dependencies: ["NetworkCore"]),
+        // Runs executables built beside the tests (crash and race tests in child processes); not a product.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         // Cancels sends at every point of their life, in a child process of `EarlyCancelTests`.
         .executableTarget(
-            name: "CancelProbe", dependencies: ["NetworkCore", "LoopbackServer"], path: "Tests/CancelProbe"),
+            name: "CancelProbe", dependencies: ["NetworkCore", "NetworkCoreTesting"], path: "Tests/CancelProbe"),
         // Sends a load through a faulty network, inside a network namespace made by Scripts/netfaults.
         .executableTarget(name: "FaultLoad", dependencies: ["NetworkCore"], path: "Tests/FaultLoad"),
         // Coverage-guided fuzz targets (libFuzzer, built by Scripts/fuzz); in a plain build, a replayer of their
@@ -31,9 +34,13 @@ let package = Package(
             name: "Fuzzers", dependencies: ["NetworkCore", "MovieDB"], path: "Tests/Fuzzers", exclude: ["Corpus", "Crashes"]),
         .testTarget(
             name: "NetworkCoreTests",
-            dependencies: ["NetworkCore", "LoopbackServer", "FoundationNetworkingFixes", "CancelProbe", "Fuzzers"]),
+            dependencies: [
+                "NetworkCore", "NetworkCoreTesting", "TestSupport", "FoundationNetworkingFixes", "CancelProbe", "Fuzzers",
+            ]),
         .testTarget(
-            name: "MovieDBTests", dependencies: ["MovieDB", "NetworkCore", "LoopbackServer", "Playground"],
+            name: "MovieDBTests", dependencies: [
+                "MovieDB", "NetworkCore", "NetworkCoreTesting", "TestSupport", "Playground",
+            ],
             resources: [.copy("Resources/Captures")]),
     ],
     swiftLanguageModes: [.v6]

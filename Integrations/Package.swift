@@ -107,13 +107,14 @@ let package = Package(
                 .product(name: "NetworkCore", package: "NetworkCore"),
                 .product(name: "MovieDB", package: "NetworkCore"),
             ]),
-        // NetworkCore's HTTP/1.1 test server on 127.0.0.1, the root package's own sources.
-        .target(name: "LoopbackServer", dependencies: [.product(name: "NetworkCore", package: "NetworkCore")]),
+        // The root package's child-process runner for tests, its own sources.
+        .target(name: "TestSupport"),
         .testTarget(
             name: "NetworkCoreIntegrationsTests",
             dependencies: [
                 "NetworkCoreAsyncHTTPClient", "NetworkCoreNIO", "NetworkCoreNIOSupport", "NetworkCoreLogging", "NetworkCoreMetrics", "NetworkCoreTracing",
-                "NetworkCoreOpenAPI", "NetworkCoreInspector", "LoopbackServer",
+                "NetworkCoreOpenAPI", "NetworkCoreInspector", "TestSupport",
+                .product(name: "NetworkCoreTesting", package: "NetworkCore"),
                 .product(name: "NetworkCore", package: "NetworkCore"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "InMemoryLogging", package: "swift-log"),

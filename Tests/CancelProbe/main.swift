@@ -12,8 +12,8 @@
 // body is being sent: FoundationNetworking's own file upload trapped then ("libcurl.Easy Code=43").
 // Three more ways test other things in a process of their own: `dequeue`, `cache-crash` and `ipv6` (below).
 import Foundation
-import LoopbackServer
 import NetworkCore
+import NetworkCoreTesting
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -117,7 +117,7 @@ if way == "cache-crash" {
 if way == "ipv6" {
     // Not a cancel: one send to an IPv6 literal, in a process that, like an app, does not link the opt-in
     // FoundationNetworkingFixes. Prints `ipv6=ok` or `ipv6=error:CODE` (the URLError code) and exits 0.
-    let server = try LoopbackServer(port: 0, ipv6: true) { _ in .respond(.json(#"{"ok": true}"#)) }
+    let server = try MockServer(port: 0, ipv6: true) { _ in MockResponse(.json(#"{"ok": true}"#)) }
     let outcome: String
     do {
         let response = try await TaskPool().send(Get(baseURL: server.baseURL, path: "x"))
@@ -137,8 +137,8 @@ if way == "dequeue" {
     // that queue would trap (libdispatch: "dispatch_sync called on queue already owned by current
     // thread"). Prints the counts and exits 0 when every B and every joined A succeeded (the test also asks
     // that most rounds took that path).
-    let server = try LoopbackServer(port: 0, recordsRequests: false) { request in
-        request.url?.path == "/a" ? .delayed(0.1, .json("{}")) : .respond(.json("{}"))
+    let server = try MockServer(port: 0, recordsRequests: false) { request in
+        request.url?.path == "/a" ? MockResponse(.json("{}"), faults: [.delayHead(0.1)]) : MockResponse(.json("{}"))
     }
     let pool = TaskPool(configuration: .init(duplicatePolicy: .join, maximumConcurrentTasks: 1))
     var joined = 0
@@ -180,13 +180,13 @@ if way == "dequeue" {
     exit(joined == count && queued == count ? 0 : 1)
 }
 let body = StubResponse(body: Data(repeating: 0x61, count: 4_096))
-let server = try LoopbackServer(port: 0, recordsRequests: false) { request in
+let server = try MockServer(port: 0, recordsRequests: false) { request in
     switch request.url?.path {
-    case "/fail": return .respond(StubResponse(statusCode: 503))
+    case "/fail": return MockResponse(StubResponse(statusCode: 503))
     case "/later":
-        return .respond(StubResponse(statusCode: 503, headers: ["Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"]))
-    case "/whole": return .respond(body)
-    default: return .trickled(body, pieces: 4, interval: 0.001)
+        return MockResponse(StubResponse(statusCode: 503, headers: ["Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"]))
+    case "/whole": return MockResponse(body)
+    default: return MockResponse(body, faults: [.trickle(pieces: 4, interval: 0.001)])
     }
 }
 let pool = TaskPool(

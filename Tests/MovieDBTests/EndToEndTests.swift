@@ -1,6 +1,6 @@
 import Foundation
-import LoopbackServer
 import NetworkCore
+import NetworkCoreTesting
 import Testing
 
 @testable import MovieDB
@@ -8,13 +8,13 @@ import Testing
 /// The services over the real URLSessionTransport, against a server on 127.0.0.1 that serves the fixtures.
 @Suite("MovieDB end to end (URLSession → 127.0.0.1)")
 struct EndToEndTests {
-    let server: LoopbackServer
+    let server: MockServer
     let pool = TaskPool(configuration: .init(transport: URLSessionTransport(), requestTimeout: 10))
     let configuration: TMDBConfiguration
 
     init() throws {
         let tmdb = OfflineTMDB()
-        server = try LoopbackServer { tmdb.respond(to: $0) }
+        server = try MockServer { MockResponse(tmdb.respond(to: $0.urlRequest)) }
         configuration = TMDBConfiguration(
             environment: .custom(baseURL: server.baseURL + "/3"), credential: .apiKey(OfflineTMDB.apiKey))
     }

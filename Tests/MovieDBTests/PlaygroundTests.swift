@@ -1,7 +1,8 @@
 import Foundation
-import LoopbackServer
 import MovieDB
 import NetworkCore
+import NetworkCoreTesting
+import TestSupport
 import Testing
 
 @testable import Playground
@@ -187,7 +188,7 @@ struct PlaygroundBinaryTests {
     @Test("--base-url talks to that server over HTTP; --debug logs events and the active-task table")
     func baseURL() async throws {
         let tmdb = OfflineTMDB()
-        let server = try LoopbackServer { tmdb.respond(to: $0) }
+        let server = try MockServer { MockResponse(tmdb.respond(to: $0.urlRequest)) }
         defer { server.stop() }
         let run = try await PlaygroundRun.run(
             ["popular", "--base-url", server.baseURL + "/3", "--debug"], environment: ["TMDB_API_KEY": "local-key"])
@@ -204,7 +205,7 @@ struct PlaygroundBinaryTests {
     @Test("--cache DIR: the second run revalidates; with the server stopped, the page comes from the cache and says so")
     func cacheDirectory() async throws {
         let tmdb = OfflineTMDB()
-        let server = try LoopbackServer { tmdb.respond(to: $0) }
+        let server = try MockServer { MockResponse(tmdb.respond(to: $0.urlRequest)) }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("playground-cache-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         let arguments = ["now-playing", "--base-url", server.baseURL + "/3", "--cache", directory.path]
@@ -244,7 +245,7 @@ struct PlaygroundBinaryTests {
 
     @Test("a server that is not there exits 1 with one clear line, no crash")
     func unreachable() async throws {
-        let server = try LoopbackServer { _ in .json("{}") }
+        let server = try MockServer { _ in .json("{}") }
         let closedPort = server.baseURL
         server.stop()
         let run = try await PlaygroundRun.run(
@@ -256,7 +257,7 @@ struct PlaygroundBinaryTests {
 
     @Test("a server that answers garbage exits 1 with a decoding error, no crash")
     func garbage() async throws {
-        let server = try LoopbackServer { _ in StubResponse(statusCode: 200, body: Data("<html>hello</html>".utf8)) }
+        let server = try MockServer { _ in MockResponse(statusCode: 200, body: Data("<html>hello</html>".utf8)) }
         defer { server.stop() }
         let run = try await PlaygroundRun.run(
             ["details", "--id", "1", "--base-url", server.baseURL], environment: ["TMDB_API_KEY": "k"])

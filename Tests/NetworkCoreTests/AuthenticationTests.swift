@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
 import Testing
 
 @testable import NetworkCore
@@ -159,7 +159,7 @@ struct AuthRig {
             baseURL = "https://stub.example"
             stop = {}
         case .loopback:
-            let http = try LoopbackServer { server.respondBlocking($0) }
+            let http = try MockServer { MockResponse(server.respondBlocking($0.urlRequest)) }
             let base = http.baseURL
             // Refreshes go through a pool of their own, without the interceptor.
             let refresher = TaskPool(configuration: .init(transport: URLSessionTransport(configuration: .ephemeral)))

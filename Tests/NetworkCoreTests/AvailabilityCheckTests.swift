@@ -1,5 +1,6 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
+import TestSupport
 import Testing
 
 /// `Scripts/check-availability`, which stands in for a Mac: it reads the toolchain's interfaces for the

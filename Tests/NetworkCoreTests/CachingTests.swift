@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
 import Testing
 
 @testable import NetworkCore
@@ -13,7 +13,7 @@ import Testing
 /// matches the answer's.
 final class CachingServer: @unchecked Sendable {
     // @unchecked Sendable: `count` and `failing` are guarded by `lock`.
-    let server: LoopbackServer
+    let server: MockServer
     private let lock = NSLock()
     private var count = 0
     private var failing = false
@@ -36,7 +36,7 @@ final class CachingServer: @unchecked Sendable {
         self.delay = delay
         self.beforeNotModified = beforeNotModified
         let box = Box()
-        server = try LoopbackServer(port: 0, keepsAlive: true) { request in box.server!.answer(request) }
+        server = try MockServer(port: 0, keepsAlive: true) { request in box.server!.answer(request.urlRequest) }
         box.server = self
     }
 
@@ -47,26 +47,28 @@ final class CachingServer: @unchecked Sendable {
     /// Answers 503 from now on.
     func fail() { lock.withLock { failing = true } }
 
-    private func answer(_ request: URLRequest) -> LoopbackServer.Reply {
+    private func answer(_ request: URLRequest) -> MockResponse {
         let (number, failing) = lock.withLock { () -> (Int, Bool) in
             count += 1
             return (count, self.failing)
         }
-        if failing { return .respond(StubResponse(statusCode: 503, body: Data("down".utf8))) }
+        if failing { return MockResponse(StubResponse(statusCode: 503, body: Data("down".utf8))) }
         let path = request.url?.path ?? "/"
         var headers = headers(path)
         let tag = headers["ETag"]
         let modified = headers["Last-Modified"]
         if let tag, request.value(forHTTPHeaderField: "If-None-Match") == tag {
             beforeNotModified()
-            return .delayed(
-                delay, StubResponse(statusCode: 304, headers: headers.merging(notModified) { _, new in new }))
+            return MockResponse(
+                StubResponse(statusCode: 304, headers: headers.merging(notModified) { _, new in new }),
+                faults: [.delayHead(delay)])
         }
         if tag == nil, let modified, request.value(forHTTPHeaderField: "If-Modified-Since") == modified {
-            return .respond(StubResponse(statusCode: 304, headers: headers.merging(notModified) { _, new in new }))
+            return MockResponse(StubResponse(statusCode: 304, headers: headers.merging(notModified) { _, new in new }))
         }
         headers["Content-Type"] = "text/plain"
-        return .delayed(delay, StubResponse(headers: headers, body: Data("answer \(number)".utf8)))
+        return MockResponse(
+            StubResponse(headers: headers, body: Data("answer \(number)".utf8)), faults: [.delayHead(delay)])
     }
 
     func stop() { server.stop() }

@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
 import Testing
 
 @testable import NetworkCore
@@ -21,13 +21,13 @@ struct DeadlineTests {
             uniqueKeysWithValues: (0..<5_000).map { ("X-Filler-\($0)", String(repeating: "v", count: 20)) })
         let callersReturned = DispatchSemaphore(value: 0)
         let lateAnswers = Tally()
-        let server = try LoopbackServer(port: 0, recordsRequests: false, keepsAlive: true) { request in
+        let server = try MockServer(port: 0, recordsRequests: false, keepsAlive: true) { request in
             if request.url?.path.hasPrefix("/heavy") == true {
-                return .respond(StubResponse(headers: headers, body: Data("heavy".utf8)))
+                return MockResponse(StubResponse(headers: headers, body: Data("heavy".utf8)))
             }
             _ = callersReturned.wait(timeout: .now() + 60)
             lateAnswers.increment()
-            return .respond(StubResponse(body: Data("late".utf8)))
+            return MockResponse(StubResponse(body: Data("late".utf8)))
         }
         defer {
             for _ in 0..<256 { callersReturned.signal() }

@@ -1,5 +1,6 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
+import TestSupport
 import Testing
 
 /// Cancels sends at every point of their life over real loopback HTTP, in a child process (`cancel-probe`,

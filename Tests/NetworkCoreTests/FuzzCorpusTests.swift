@@ -1,5 +1,6 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
+import TestSupport
 import Testing
 
 /// The fuzz targets' seed corpora and every input that once crashed one (`Tests/Fuzzers`), run through

@@ -1,5 +1,6 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
+import TestSupport
 import Testing
 
 @testable import NetworkCore
@@ -14,7 +15,7 @@ import Testing
 struct IPv6Tests {
     @Test("a send to [::1] succeeds in a process that links the opt-in FoundationNetworkingFixes (this one)")
     func withFix() async throws {
-        let server = try LoopbackServer(port: 0, ipv6: true) { _ in .respond(.json(#"{"ok": true}"#)) }
+        let server = try MockServer(port: 0, ipv6: true) { _ in MockResponse(.json(#"{"ok": true}"#)) }
         defer { server.stop() }
         let response = try await TaskPool().send(TestEndpoint(baseURL: server.baseURL, path: "x"))
         #expect(response.statusCode == 200)

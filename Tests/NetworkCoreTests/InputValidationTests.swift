@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
 import Testing
 
 @testable import NetworkCore
@@ -29,7 +29,7 @@ struct InputValidationTests {
             "..?q=1", "a/.",
         ])
     func dotSegments(path: String) async throws {
-        let server = try LoopbackServer { _ in StubResponse(body: Data("ok".utf8)) }
+        let server = try MockServer { _ in MockResponse(body: Data("ok".utf8)) }
         defer { server.stop() }
         let pool = TaskPool()
         let reason = await Self.invalidReason { () async throws(NetworkError) in
@@ -53,7 +53,7 @@ struct InputValidationTests {
         "a method that is not an HTTP token is an invalidEndpoint error, and nothing reaches the server",
         arguments: ["GET /x HTTP/1.1\r\nX-Injected: yes\r\nX-Pad:", "GET X", "", "PO\nST", "G(E)T"])
     func methods(method: String) async throws {
-        let server = try LoopbackServer { _ in StubResponse(body: Data("ok".utf8)) }
+        let server = try MockServer { _ in MockResponse(body: Data("ok".utf8)) }
         defer { server.stop() }
         let pool = TaskPool()
         let reason = await Self.invalidReason { () async throws(NetworkError) in
@@ -69,7 +69,7 @@ struct InputValidationTests {
 
     @Test("custom token methods are sent as they are")
     func customMethod() async throws {
-        let server = try LoopbackServer { _ in StubResponse(body: Data("ok".utf8)) }
+        let server = try MockServer { _ in MockResponse(body: Data("ok".utf8)) }
         defer { server.stop() }
         let response = try await TaskPool().send(
             TestEndpoint(baseURL: server.baseURL, method: HTTPMethod(rawValue: "purge")))

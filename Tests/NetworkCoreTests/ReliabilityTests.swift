@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
 import Testing
 
 @testable import NetworkCore
@@ -224,12 +224,12 @@ struct ReliabilityTests {
             configuration: .init(
                 transport: StubTransport(delay: 0.001) { request, _ in
                     let index = Int(request.url!.lastPathComponent) ?? -1
-                    switch Fault.of(index).reply(for: index) {
-                    case .respond(let response): return response
-                    case .closeMidBody: throw URLError(.networkConnectionLost)
-                    case .delayed: throw URLError(.timedOut)
-                    case .trickled(let response, _, _), .partThenHeld(let response, _, _): return response
-                    case .heldUntilClosed: throw URLError(.timedOut)
+                    let reply = Fault.of(index).reply(for: index)
+                    switch Fault.of(index) {
+                    case .ok, .unavailable, .malformed:
+                        return StubResponse(statusCode: reply.statusCode, headers: reply.headers, body: reply.body)
+                    case .cutOff: throw URLError(.networkConnectionLost)
+                    case .slow: throw URLError(.timedOut)
                     }
                 }, duplicatePolicy: .reject, resourceTimeout: 600, stallThreshold: 600, maximumConcurrentTasks: 256,
                 maximumTasksPerHost: 256))
@@ -260,8 +260,8 @@ struct ReliabilityTests {
             // With the replacement the live heap grew by 0.2–1.1 MB over these 20,000 requests; with
             // FoundationNetworking's own check, by 3.1 MB.
             #expect(nc_curl_host_check_is_replaced())
-            let server = try LoopbackServer(
-                recordsRequests: false, faults: { _ in .respond(.json(#"{"ok": true}"#)) })
+            let server = try MockServer(
+                recordsRequests: false, handler: { _ in MockResponse(.json(#"{"ok": true}"#)) })
             defer { server.stop() }
             let configuration = URLSessionConfiguration.ephemeral
             configuration.httpMaximumConnectionsPerHost = 64

@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
 import Testing
 
 @testable import NetworkCore
@@ -55,7 +55,7 @@ enum Venue: String, CaseIterable, Sendable {
                     resourceTimeout: resourceTimeout, interceptors: interceptors))
             return (pool, "https://stub.example", {})
         case .loopback:
-            let server = try LoopbackServer { script.respond($0) }
+            let server = try MockServer { MockResponse(script.respond($0.urlRequest)) }
             let pool = TaskPool(
                 configuration: .init(
                     transport: URLSessionTransport(configuration: .ephemeral), logger: logger, requestTimeout: 10,

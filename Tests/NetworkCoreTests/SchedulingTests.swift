@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
 import Testing
 
 @testable import NetworkCore
@@ -155,7 +155,7 @@ struct SchedulerTests {
 /// A loopback server that holds each request for a while, counting how many it holds at once.
 final class ConcurrencyServer: @unchecked Sendable {
     // @unchecked Sendable: every var is guarded by `lock`.
-    let server: LoopbackServer
+    let server: MockServer
     private let lock = NSLock()
     private var now = 0
     private var peak = 0
@@ -168,7 +168,7 @@ final class ConcurrencyServer: @unchecked Sendable {
         self.hold = hold
         self.gated = gated
         let box = Box()
-        server = try LoopbackServer(port: 0) { request in .respond(box.server!.serve(request)) }
+        server = try MockServer(port: 0) { request in MockResponse(box.server!.serve(request.urlRequest)) }
         box.server = self
     }
 

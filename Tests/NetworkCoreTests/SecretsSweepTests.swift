@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
 import Testing
 
 @testable import NetworkCore
@@ -62,11 +62,11 @@ struct SecretsSweepTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let cache = try DiskCacheStore(directory: folder)
         let box = PoolBox()
-        let server = try LoopbackServer { request in
+        let server = try MockServer { request in
             // The task table while the request is in flight.
             if let pool = box.pool { table.add(pool.debugDescription) }
             guard request.httpMethod == "POST" else {
-                return StubResponse(
+                return MockResponse(
                     headers: ["Content-Type": "application/json", "Cache-Control": "max-age=600"],
                     body: Data(#"{"page": 1, "results": []}"#.utf8))
             }
@@ -76,7 +76,7 @@ struct SecretsSweepTests {
                 "headers": request.allHTTPHeaderFields ?? [:],
                 "form": String(decoding: request.httpBody ?? Data(), as: UTF8.self),
             ]
-            return StubResponse(
+            return MockResponse(
                 statusCode: 500, headers: ["Content-Type": "application/json"],
                 body: (try? JSONSerialization.data(withJSONObject: echo)) ?? Data())
         }

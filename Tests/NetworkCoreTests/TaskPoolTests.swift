@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
 import Testing
 
 @testable import NetworkCore
@@ -403,13 +403,13 @@ final class QueueTaskExecutor: TaskExecutor {
 @Suite("Joining: only the same call on the wire")
 struct JoinTests {
     /// A loopback server that answers after `delay` with the request's `Authorization` and `Cookie` as the body.
-    static func echoServer(delay: TimeInterval = 0.3) throws -> LoopbackServer {
-        try LoopbackServer(port: 0) { request in
+    static func echoServer(delay: TimeInterval = 0.3) throws -> MockServer {
+        try MockServer(port: 0) { request in
             let echoed =
                 (request.value(forHTTPHeaderField: "Authorization") ?? "-") + "|"
                 + (request.value(forHTTPHeaderField: "Cookie") ?? "-") + "|"
                 + (request.value(forHTTPHeaderField: "Accept-Language") ?? "-")
-            return .delayed(delay, StubResponse(body: Data(echoed.utf8)))
+            return MockResponse(StubResponse(body: Data(echoed.utf8)), faults: [.delayHead(delay)])
         }
     }
 

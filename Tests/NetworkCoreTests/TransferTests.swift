@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
 import Testing
 
 @testable import NetworkCore
@@ -59,7 +59,7 @@ struct TransferFaultTests {
         "a stream body over URLSession is spooled and sent whole with its length; cancelled while spooling, nothing is sent or left"
     )
     func streamBody() async throws {
-        let server = try LoopbackServer { request in StubResponse(statusCode: 200, body: request.httpBody ?? Data()) }
+        let server = try MockServer { request in MockResponse(statusCode: 200, body: request.httpBody ?? Data()) }
         defer { server.kill() }
         let transport = URLSessionTransport(configuration: .ephemeral)
         let before = spoolFiles()
@@ -129,7 +129,7 @@ struct TransferFaultTests {
         "over URLSession, a file that became shorter or was removed after its length was announced fails typed; one that grew sends the length announced",
         arguments: [URLSessionTransport.FileUploads.withLength, .chunked])
     func fileChangedWhileSent(_ uploads: URLSessionTransport.FileUploads) async throws {
-        let server = try LoopbackServer(port: 0) { _ in .respond(.json("{}")) }
+        let server = try MockServer(port: 0) { _ in MockResponse(.json("{}")) }
         defer { server.kill() }
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
@@ -201,8 +201,9 @@ struct TransferFaultTests {
             "over URLSession, a file upload that ends, fails or is refused by the server leaves no descriptor of the file open",
             arguments: [URLSessionTransport.FileUploads.withLength, .chunked])
         func uploadClosesItsFile(_ uploads: URLSessionTransport.FileUploads) async throws {
-            let server = try LoopbackServer(port: 0) { request in
-                request.url?.path == "/refused" ? .respond(StubResponse(statusCode: 413)) : .respond(.json("{}"))
+            let server = try MockServer(port: 0) { request in
+                request.url?.path == "/refused"
+                    ? MockResponse(StubResponse(statusCode: 413)) : MockResponse(.json("{}"))
             }
             defer { server.kill() }
             let scratch = try ScratchDirectory()

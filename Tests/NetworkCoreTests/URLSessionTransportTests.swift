@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
 import Testing
 
 @testable import NetworkCore
@@ -127,9 +127,9 @@ struct URLSessionTransportLoopbackTests {
         // the connection, which is how a cancelled URLSessionTask ends its transfer.
         let arrived = Latch()
         let closed = Latch()
-        let server = try LoopbackServer(recordsRequests: false) { _ in
+        let server = try MockServer(recordsRequests: false) { _ in
             arrived.open()
-            return .heldUntilClosed { closed.open() }
+            return .fault(.holdUntilClientCloses(then: { closed.open() }))
         }
         defer { server.kill() }
         // Long enough that the request is on the wire before it ends the task, slow runs included.
@@ -168,7 +168,8 @@ struct URLSessionTransportLoopbackTests {
     func cancelEachWay(_ sending: Sending) async throws {
         struct Passing: RequestInterceptor {}
         // The answer comes long after the cancel below, so only the cancel can end the send.
-        let server = try LoopbackServer(recordsRequests: false) { _ in .delayed(60, StubResponse(body: Data("{}".utf8)))
+        let server = try MockServer(recordsRequests: false) { _ in
+            MockResponse(StubResponse(body: Data("{}".utf8)), faults: [.delayHead(60)])
         }
         defer { server.kill() }
         let pool = TaskPool(

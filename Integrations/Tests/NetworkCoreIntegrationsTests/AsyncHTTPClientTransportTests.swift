@@ -1,11 +1,11 @@
 import AsyncHTTPClient
 import Foundation
-import LoopbackServer
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NetworkCoreNIOSupport
+import NetworkCoreTesting
 import Testing
 
 @testable import NetworkCore
@@ -32,9 +32,9 @@ struct AsyncHTTPClientTransportTests {
 
     @Test("a client configured to follow redirects still follows the task's policy: never means the 3xx")
     func redirectsFollowThePolicy() async throws {
-        let server = try LoopbackServer { request in
+        let server = try MockServer { request in
             request.url?.path == "/from"
-                ? StubResponse(statusCode: 302, headers: ["Location": "/to"]) : StubResponse(body: Data("there".utf8))
+                ? MockResponse(statusCode: 302, headers: ["Location": "/to"]) : MockResponse(body: Data("there".utf8))
         }
         defer { server.stop() }
         var configuration = AsyncHTTPClientTransport.defaultConfiguration
@@ -46,7 +46,7 @@ struct AsyncHTTPClientTransportTests {
         } throws: { error in
             (error as? NetworkError)?.statusCode == 302
         }
-        #expect(server.requests.map(\.url?.path) == ["/from"])
+        #expect(server.requests.map { $0.url?.path } == ["/from"])
         let follow = TaskPool(configuration: .init(transport: transport))
         let response = try await follow.send(TestEndpoint(baseURL: server.baseURL, path: "/from"))
         #expect(response.body == Data("there".utf8))
@@ -56,10 +56,10 @@ struct AsyncHTTPClientTransportTests {
 
     @Test("the transport answers a 307 with the 307; the pool follows it and sends the file body again")
     func redirectWithBodies() async throws {
-        let server = try LoopbackServer { request in
+        let server = try MockServer { request in
             request.url?.path == "/from"
-                ? StubResponse(statusCode: 307, headers: ["Location": "/to"])
-                : StubResponse(body: request.httpBody ?? Data())
+                ? MockResponse(statusCode: 307, headers: ["Location": "/to"])
+                : MockResponse(body: request.httpBody ?? Data())
         }
         defer { server.stop() }
         let scratch = try ScratchDirectory()
@@ -73,13 +73,13 @@ struct AsyncHTTPClientTransportTests {
             from: transport, request: request, body: .file(file), context: TransportContext(taskID: "redirect")
         ).get()
         #expect(alone.statusCode == 307)
-        #expect(server.requests.map(\.url?.path) == ["/from"])
+        #expect(server.requests.map { $0.url?.path } == ["/from"])
         let pool = TaskPool(configuration: .init(transport: transport))
         let response = try await pool.send(
             TestEndpoint(baseURL: server.baseURL, path: "/from", method: .put, task: .file(file, contentType: "a/b")))
         #expect(response.statusCode == 200)
         #expect(response.body == alphabet(100_000))
-        #expect(server.requests.map(\.url?.path) == ["/from", "/from", "/to"])
+        #expect(server.requests.map { $0.url?.path } == ["/from", "/from", "/to"])
         try await transport.shutdown()
     }
 
@@ -87,7 +87,7 @@ struct AsyncHTTPClientTransportTests {
         "a body over 256 KB, in memory or a file, is counted as sent piece by piece; one of 256 KB or less goes with its request, counted once when the answer comes"
     )
     func sentProgress() async throws {
-        let server = try LoopbackServer { request in StubResponse(body: Data("\(request.httpBody?.count ?? 0)".utf8)) }
+        let server = try MockServer { request in MockResponse(body: Data("\(request.httpBody?.count ?? 0)".utf8)) }
         defer { server.stop() }
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
@@ -162,7 +162,7 @@ struct AsyncHTTPClientTransportTests {
     @Test(
         "[::1] works over AsyncHTTPClient, with no fix to link (FoundationNetworking's host check is not in its path)")
     func ipv6() async throws {
-        let server = try LoopbackServer(port: 0, ipv6: true) { _ in .respond(.json(#"{"ok": true}"#)) }
+        let server = try MockServer(port: 0, ipv6: true) { _ in MockResponse(.json(#"{"ok": true}"#)) }
         defer { server.stop() }
         let transport = AsyncHTTPClientTransport()
         let response = try await TaskPool(configuration: .init(transport: transport)).send(

@@ -1,10 +1,11 @@
 import Foundation
-import LoopbackServer
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import NetworkCoreTesting
+import TestSupport
 import Testing
 
 @testable import NetworkCore
@@ -162,7 +163,7 @@ struct NIOTransportTests {
     @Test("a stream's consumer that stops reading stops the transport reading; reading on gets every byte")
     func backPressure() async throws {
         let size = 48 << 20
-        let server = try LoopbackServer { _ in StubResponse(body: Data(repeating: 7, count: size)) }
+        let server = try MockServer { _ in MockResponse(body: Data(repeating: 7, count: size)) }
         defer { server.stop() }
         let pool = TaskPool(configuration: .init(transport: NIOTransport()))
         let stream = try await pool.stream(TestEndpoint(baseURL: server.baseURL, path: "big"), id: "big")

@@ -1,11 +1,11 @@
 import Foundation
 import InMemoryLogging
 import Logging
-import LoopbackServer
 import MetricsTestKit
 import NetworkCore
 import NetworkCoreLogging
 import NetworkCoreMetrics
+import NetworkCoreTesting
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -42,11 +42,11 @@ struct OnServer<Base: Endpoint>: Endpoint {
 
 @Suite("swift-log and swift-metrics: what a pool's tasks write and count")
 struct ObservabilityIntegrationTests {
-    static func server() throws -> LoopbackServer {
-        try LoopbackServer { request in
+    static func server() throws -> MockServer {
+        try MockServer { request in
             request.url?.path == "/missing"
-                ? StubResponse(statusCode: 404, body: Data(#"{"message":"no such shelf"}"#.utf8))
-                : StubResponse(body: Data(#"{"title":"Dune"}"#.utf8))
+                ? MockResponse(statusCode: 404, body: Data(#"{"message":"no such shelf"}"#.utf8))
+                : MockResponse(body: Data(#"{"title":"Dune"}"#.utf8))
         }
     }
 
@@ -157,7 +157,7 @@ struct ObservabilityIntegrationTests {
 
     @Test("tasks cancelled in flight end the in-flight count at zero, counted as cancelled with no status")
     func cancelledInFlight() async throws {
-        let server = try LoopbackServer { _ in .delayed(5, StubResponse(body: Data("{}".utf8))) }
+        let server = try MockServer { _ in MockResponse(StubResponse(body: Data("{}".utf8)), faults: [.delayHead(5)]) }
         defer { server.kill() }
         let metrics = TestMetrics()
         let pool = TaskPool(configuration: .init(logger: NetworkMetrics(prefix: "shelf", factory: metrics)))
@@ -190,7 +190,7 @@ struct ObservabilityIntegrationTests {
 
     @Test("tasks waiting in a paused pool count as queued, not in flight; a cancel and a resume bring both to zero")
     func queuedTasks() async throws {
-        let server = try LoopbackServer { _ in .respond(StubResponse(body: Data("{}".utf8))) }
+        let server = try MockServer { _ in MockResponse(StubResponse(body: Data("{}".utf8))) }
         defer { server.kill() }
         let metrics = TestMetrics()
         let pool = TaskPool(configuration: .init(logger: NetworkMetrics(prefix: "shelf", factory: metrics)))

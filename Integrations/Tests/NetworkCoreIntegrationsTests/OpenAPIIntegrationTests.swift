@@ -1,9 +1,9 @@
 import Foundation
 import HTTPTypes
-import LoopbackServer
 import NetworkCore
 import NetworkCoreAsyncHTTPClient
 import NetworkCoreOpenAPI
+import NetworkCoreTesting
 import OpenAPIRuntime
 import Testing
 
@@ -15,30 +15,30 @@ import Testing
 @Suite("OpenAPI: a generated client sends through a TaskPool")
 struct OpenAPIIntegrationTests {
     /// Pets 1–9 exist; `POST /v1/pets` stores the pet it is sent, after one 503 when the name is "Flaky".
-    static func server() throws -> LoopbackServer {
+    static func server() throws -> MockServer {
         let flaky = Counter()
-        return try LoopbackServer { request in
+        return try MockServer { request in
             let path = request.url?.path ?? ""
             if request.httpMethod == "POST", path == "/v1/pets" {
                 let body = request.httpBody ?? Data()
                 if String(decoding: body, as: UTF8.self).contains("Flaky"), flaky.increment() == 1 {
-                    return .respond(StubResponse(statusCode: 503, body: Data(#"{"message":"busy"}"#.utf8)))
+                    return MockResponse(StubResponse(statusCode: 503, body: Data(#"{"message":"busy"}"#.utf8)))
                 }
-                return .respond(
+                return MockResponse(
                     StubResponse(statusCode: 201, headers: ["Content-Type": "application/json"], body: body))
             }
             if path.hasPrefix("/v1/pets/"), let id = Int(path.dropFirst("/v1/pets/".count)) {
                 guard (1...9).contains(id) else {
-                    return .respond(
+                    return MockResponse(
                         StubResponse(
                             statusCode: 404, headers: ["Content-Type": "application/json"],
                             body: Data(#"{"message":"no pet \#(id)"}"#.utf8)))
                 }
                 let name = request.url?.query == "verbose=true" ? "Rex the \(id)th" : "Rex"
-                return .respond(.json(#"{"id":\#(id),"name":"\#(name)"}"#))
+                return MockResponse(.json(#"{"id":\#(id),"name":"\#(name)"}"#))
             }
-            if path == "/v1/slow" { return .delayed(5, .json("{}")) }
-            return .respond(StubResponse(statusCode: 400))
+            if path == "/v1/slow" { return MockResponse(.json("{}"), faults: [.delayHead(5)]) }
+            return MockResponse(StubResponse(statusCode: 400))
         }
     }
 
@@ -82,7 +82,7 @@ struct OpenAPIIntegrationTests {
         "a call in flight is in the task table under its operation id and is cancelled by it",
         arguments: TransportUnderTest.all)
     func cancelByOperationID(_ transport: TransportUnderTest) async throws {
-        let server = try LoopbackServer { _ in .delayed(5, .json(#"{"id":1,"name":"Late"}"#)) }
+        let server = try MockServer { _ in MockResponse(.json(#"{"id":1,"name":"Late"}"#), faults: [.delayHead(5)]) }
         defer { server.kill() }
         let pool = transport.pool()
         let client = Client(

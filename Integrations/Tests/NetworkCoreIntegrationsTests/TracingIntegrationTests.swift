@@ -1,7 +1,7 @@
 import Foundation
 import InMemoryTracing
-import LoopbackServer
 import NetworkCore
+import NetworkCoreTesting
 import NetworkCoreTracing
 import Testing
 import Tracing
@@ -17,9 +17,9 @@ struct TracingIntegrationTests {
     )
     func retriedTask() async throws {
         let attempts = Counter()
-        let server = try LoopbackServer { _ in
+        let server = try MockServer { _ in
             attempts.increment() == 1
-                ? StubResponse(statusCode: 503, body: Data("{}".utf8)) : StubResponse(body: Data(#"{"ok":true}"#.utf8))
+                ? MockResponse(statusCode: 503, body: Data("{}".utf8)) : MockResponse(body: Data(#"{"ok":true}"#.utf8))
         }
         defer { server.stop() }
         let tracer = InMemoryTracer()
@@ -65,10 +65,10 @@ struct TracingIntegrationTests {
 
     @Test("a failed task and a cancelled one end their spans with error.type; nothing stays open")
     func failedAndCancelled() async throws {
-        let server = try LoopbackServer { request in
+        let server = try MockServer { request in
             request.url?.path == "/slow"
-                ? .delayed(5, StubResponse(body: Data("{}".utf8)))
-                : .respond(StubResponse(statusCode: 404, body: Data("{}".utf8)))
+                ? MockResponse(StubResponse(body: Data("{}".utf8)), faults: [.delayHead(5)])
+                : MockResponse(StubResponse(statusCode: 404, body: Data("{}".utf8)))
         }
         defer { server.kill() }
         let tracer = InMemoryTracer()

@@ -29,7 +29,8 @@ extension TaskPool {
         public var statusReader: any ServerStatusReader
         /// Seconds to wait for the server to start or continue answering, unless the endpoint says otherwise.
         /// Zero, negative, NaN or infinite: every send that uses it fails with
-        /// ``NetworkError/invalidEndpoint(url:reason:)``, which names the setting.
+        /// ``NetworkError/invalidEndpoint(url:reason:)``, which names the setting. On Linux, `URLSessionTransport`
+        /// waits whole seconds (FoundationNetworking counts no fraction), so 0.5 waits up to 1 s.
         public var requestTimeout: TimeInterval
         /// Seconds a whole task may take, retries and waits included, unless the endpoint says otherwise;
         /// `nil` for no deadline. Enforced by the pool itself (FoundationNetworking ignores

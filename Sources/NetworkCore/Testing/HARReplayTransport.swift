@@ -51,8 +51,11 @@ public final class HARReplayTransport: Transport, @unchecked Sendable {
         return (data, response)
     }
 
-    /// The recorded answer to `request`: its body and head, or the error the recording stands for.
-    func answer(to request: URLRequest) throws -> (Data, HTTPURLResponse) {
+    /// The recorded answer to `request`: its body and head, or the error the recording stands for
+    /// (``HARReplayError/noMatchingEntry(method:url:entries:)``, or `URLError(.networkConnectionLost)` for an
+    /// entry recorded without a response). For a server that serves the recording, such as
+    /// `NetworkCoreTesting`'s `MockServer`.
+    public func answer(to request: URLRequest) throws -> (Data, HTTPURLResponse) {
         let method = request.httpMethod ?? "GET"
         let key = self.key(method: method, url: request.url?.absoluteString ?? "")
         let body = request.httpBody.map { String(decoding: $0, as: UTF8.self) }

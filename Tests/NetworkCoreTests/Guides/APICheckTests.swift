@@ -1,5 +1,6 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
+import TestSupport
 import Testing
 
 @Suite("Scripts/check-api: a break of the public API fails the test command unless the changelog lists it")

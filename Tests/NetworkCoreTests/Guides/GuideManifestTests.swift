@@ -1,5 +1,6 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
+import TestSupport
 import Testing
 
 /// A manifest fragment a page shows (a `// Package.swift` sample): the `dependencies:` and `targets:` of a
@@ -15,11 +16,11 @@ struct GuideManifest: Sendable, CustomTestStringConvertible {
     }
 
     /// The targets the fragment declares, by kind and name.
-    var targets: [(executable: Bool, name: String)] {
-        var found: [(Bool, String)] = []
-        for kind in [".target(name: \"", ".executableTarget(name: \""] {
-            for piece in fragment.components(separatedBy: kind).dropFirst() {
-                found.append((kind.hasPrefix(".executable"), String(piece.prefix { $0 != "\"" })))
+    var targets: [(kind: String, name: String)] {
+        var found: [(String, String)] = []
+        for kind in ["target", "executableTarget", "testTarget"] {
+            for piece in fragment.components(separatedBy: ".\(kind)(name: \"").dropFirst() {
+                found.append((kind, String(piece.prefix { $0 != "\"" })))
             }
         }
         return found
@@ -28,9 +29,9 @@ struct GuideManifest: Sendable, CustomTestStringConvertible {
 
 @Suite("The guides' package manifests resolve as a user's would, beside a checkout named NetworkCore")
 struct GuideManifestTests {
-    @Test("the pages show manifests: getting started (2), the integrations and the live inspector")
+    @Test("the pages show manifests: getting started (2), testing, the integrations and the live inspector")
     func pagesShowManifests() {
-        #expect(GuideManifest.all.count == 4)
+        #expect(GuideManifest.all.count == 5)
         #expect(GuideManifest.all.allSatisfy { !$0.targets.isEmpty })
     }
 
@@ -71,9 +72,11 @@ struct GuideManifestTests {
         let files = FileManager.default
         let app = scratch.file(name)
         for target in manifest.targets {
-            let folder = app.appendingPathComponent("Sources/\(target.name)")
+            let folder = app.appendingPathComponent(
+                "\(target.kind == "testTarget" ? "Tests" : "Sources")/\(target.name)")
             try files.createDirectory(at: folder, withIntermediateDirectories: true)
-            let file = folder.appendingPathComponent(target.executable ? "main.swift" : "\(target.name).swift")
+            let file = folder.appendingPathComponent(
+                target.kind == "executableTarget" ? "main.swift" : "\(target.name).swift")
             try Data("import NetworkCore\n".utf8).write(to: file)
         }
         let package = """

@@ -20,6 +20,7 @@ struct GuideSamplesTests {
             files: ["Tests/NetworkCoreTests/Guides/CachingAndSchedulingSamples.swift"]),
         GuidePage(page: "Docs/Transfers.md", files: ["Tests/NetworkCoreTests/Guides/TransfersSamples.swift"]),
         GuidePage(page: "Docs/MovieDB.md", files: ["Tests/MovieDBTests/MovieDBGuideSamples.swift"]),
+        GuidePage(page: "Docs/Testing.md", files: ["Tests/MovieDBTests/TestingGuideSamples.swift"]),
         GuidePage(
             page: "Docs/Debugging.md",
             files: ["Integrations/Tests/NetworkCoreIntegrationsTests/DebuggingGuideSamples.swift"]),

@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
 import Testing
 
 @testable import NetworkCore

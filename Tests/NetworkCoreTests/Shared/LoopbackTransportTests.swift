@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
 import Testing
 
 @testable import NetworkCore
@@ -17,8 +17,8 @@ struct LoopbackTransportTests {
     )
     func challengeArrivesAsResponse(_ transport: TransportUnderTest, challenge: String) async throws {
         let body = Data(#"{"code":7,"message":"Invalid API key"}"#.utf8)
-        let server = try LoopbackServer { _ in
-            StubResponse(
+        let server = try MockServer { _ in
+            MockResponse(
                 statusCode: 401, headers: ["WWW-Authenticate": challenge, "Content-Type": "application/json"],
                 body: body)
         }
@@ -48,7 +48,7 @@ struct LoopbackTransportTests {
         var repeated = Data(capacity: size)
         while repeated.count < size { repeated.append(pattern.prefix(size - repeated.count)) }
         let body = repeated
-        let server = try LoopbackServer(recordsRequests: false) { _ in .respond(StubResponse(body: body)) }
+        let server = try MockServer(recordsRequests: false) { _ in MockResponse(StubResponse(body: body)) }
         defer { server.stop() }
         let pieces = Locked(0)
         let context = TransportContext(taskID: "t") { progress in
@@ -75,9 +75,9 @@ struct LoopbackTransportTests {
         // Answered once the starter is cancelled and the joined caller waits (the test releases it; 60 s at
         // most, should it fail first): the only request the server sees, however many callers wait.
         let release = DispatchSemaphore(value: 0)
-        let server = try LoopbackServer { _ in
+        let server = try MockServer { _ in
             _ = release.wait(timeout: .now() + 60)
-            return .respond(StubResponse(body: body))
+            return MockResponse(StubResponse(body: body))
         }
         defer { server.stop() }
         defer { release.signal() }
@@ -116,8 +116,8 @@ struct LoopbackTransportTests {
     func lostMidBodyIsRetried(_ transport: TransportUnderTest) async throws {
         let attempts = Counter()
         let body = StubResponse(body: Data(repeating: 0x61, count: 8_000))
-        let server = try LoopbackServer(port: 0) { _ in
-            attempts.increment() <= 2 ? .closeMidBody(body) : .respond(body)
+        let server = try MockServer(port: 0) { _ in
+            attempts.increment() <= 2 ? MockResponse(body, faults: [.cutMidBody]) : MockResponse(body)
         }
         defer { server.stop() }
         let plain = transport.pool()
@@ -155,7 +155,7 @@ struct LoopbackTransportTests {
             #expect(error.urlError?.code == .cannotConnectToHost, "\(error)")
         }
 
-        let server = try LoopbackServer { request in StubResponse(statusCode: 200, body: request.httpBody ?? Data()) }
+        let server = try MockServer { request in MockResponse(statusCode: 200, body: request.httpBody ?? Data()) }
         defer { server.kill() }
         var request = URLRequest(url: URL(string: server.baseURL + "/echo")!)
         request.httpMethod = "PUT"
@@ -185,10 +185,10 @@ struct LoopbackTransportTests {
         arguments: TransportUnderTest.all)
     func responseTooLarge(_ transport: TransportUnderTest) async throws {
         let big = Data(repeating: 0x61, count: 3 << 20)
-        let server = try LoopbackServer { request in
+        let server = try MockServer { request in
             request.url?.path == "/trickle"
-                ? .trickled(StubResponse(body: big), pieces: 48, interval: 0.001)
-                : .respond(StubResponse(body: request.url?.path == "/small" ? Data("ok".utf8) : big))
+                ? MockResponse(StubResponse(body: big), faults: [.trickle(pieces: 48, interval: 0.001)])
+                : MockResponse(StubResponse(body: request.url?.path == "/small" ? Data("ok".utf8) : big))
         }
         defer { server.stop() }
         let pool = transport.pool(.init(maximumResponseBytes: 1 << 20))
@@ -210,14 +210,14 @@ struct LoopbackTransportTests {
         let body = alphabet(600_000)
         // The server sends the head and the first 100,000 bytes, and the rest only once this test has read a
         // chunk (a minute at most; then it cuts): a stream that held its chunks back would never see one.
-        let release = DispatchSemaphore(value: 0)
-        let server = try LoopbackServer { request in
+        let release = MockGate()
+        let server = try MockServer { request in
             request.url?.path == "/cut"
-                ? .closeMidBody(StubResponse(body: body))
-                : .partThenHeld(StubResponse(body: body), bytes: 100_000, release: release)
+                ? MockResponse(StubResponse(body: body), faults: [.cutMidBody])
+                : MockResponse(StubResponse(body: body), faults: [.pause(afterBodyBytes: 100_000, until: release)])
         }
         defer { server.stop() }
-        defer { release.signal() }
+        defer { release.open() }
         let recorder = HARRecorder(bodyLimit: 1_000)
         let pool = transport.pool(recordingInto: recorder)
         let stream = try await pool.stream(TestEndpoint(baseURL: server.baseURL, path: "/trickle"))
@@ -229,7 +229,7 @@ struct LoopbackTransportTests {
                 // than the first part.
                 #expect(stream.task.phase == .receiving)
                 #expect((chunk.count...100_000).contains(stream.task.bytesReceived))
-                release.signal()
+                release.open()
             }
             chunks += 1
             received.append(chunk)

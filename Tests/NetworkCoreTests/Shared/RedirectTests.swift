@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
 import Testing
 
 @testable import NetworkCore
@@ -13,12 +13,12 @@ import Testing
 struct RedirectTests {
     /// A server that redirects `/to/STATUS/URL-ENCODED-TARGET` with that status, and answers anything else
     /// with the request's method, credential headers and body.
-    static func server() throws -> LoopbackServer {
-        try LoopbackServer { request in
+    static func server() throws -> MockServer {
+        try MockServer { request in
             let parts = request.url?.path.split(separator: "/", maxSplits: 2).map(String.init) ?? []
             if parts.count == 3, parts[0] == "to", let status = Int(parts[1]) {
                 let target = parts[2].removingPercentEncoding ?? parts[2]
-                return StubResponse(statusCode: status, headers: ["Location": target])
+                return MockResponse(statusCode: status, headers: ["Location": target])
             }
             let echoed: [String: String] = [
                 "method": request.httpMethod ?? "-",
@@ -28,7 +28,7 @@ struct RedirectTests {
                 "trace": request.value(forHTTPHeaderField: "X-Trace") ?? "-",
                 "body": String(decoding: request.httpBody ?? Data(), as: UTF8.self),
             ]
-            return StubResponse(body: try! JSONSerialization.data(withJSONObject: echoed))
+            return MockResponse(body: try! JSONSerialization.data(withJSONObject: echoed))
         }
     }
 

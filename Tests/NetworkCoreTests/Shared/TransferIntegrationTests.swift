@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
 import Testing
 
 @testable import NetworkCore
@@ -224,16 +224,17 @@ struct LoopbackTransferTests {
         // What the task table said of the task while its retry waited for this answer.
         let box = PoolBox()
         let progressWhileWaiting = ProgressLog()
-        let server = try LoopbackServer(port: 0) { request in
+        let server = try MockServer(port: 0) { request in
             let headers = ["ETag": "\"v1\"", "Content-Type": "application/octet-stream"]
             guard let range = request.value(forHTTPHeaderField: "Range") else {
-                return .closeMidBody(StubResponse(statusCode: 200, headers: headers, body: body))
+                return MockResponse(StubResponse(statusCode: 200, headers: headers, body: body), faults: [.cutMidBody])
             }
             let start = Int(range.dropFirst("bytes=".count).prefix { $0 != "-" }) ?? 0
             if let progress = box.pool?.task(id: "resume")?.progress { progressWhileWaiting.append(progress) }
             var partial = headers
             partial["Content-Range"] = "bytes \(start)-\(body.count - 1)/\(body.count)"
-            return .respond(StubResponse(statusCode: 206, headers: partial, body: body.subdata(in: start..<body.count)))
+            return MockResponse(
+                StubResponse(statusCode: 206, headers: partial, body: body.subdata(in: start..<body.count)))
         }
         defer { server.kill() }
         let scratch = try ScratchDirectory()
@@ -274,7 +275,7 @@ struct LoopbackTransferTests {
         "a slow upload is cancelled by id while it sends: the task ends cancelled and the server never gets it whole",
         arguments: TransportUnderTest.all)
     func slowUploadCancelled(_ transport: TransportUnderTest) async throws {
-        let server = try LoopbackServer(bodyReadPause: 0.05) { _ in .respond(StubResponse(statusCode: 200)) }
+        let server = try MockServer(bodyReadPause: 0.05) { _ in MockResponse(StubResponse(statusCode: 200)) }
         defer { server.kill() }
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
@@ -304,9 +305,9 @@ struct LoopbackTransferTests {
         "an event stream that ends mid-event, not reconnected, throws a lost connection; one that ends between events just ends",
         arguments: TransportUnderTest.all)
     func eventStreamEndsMidEvent(_ transport: TransportUnderTest) async throws {
-        let server = try LoopbackServer { request in
+        let server = try MockServer { request in
             let body = request.url?.path == "/cut" ? "data: one\n\ndata: cu" : "data: one\n\n"
-            return StubResponse(statusCode: 200, headers: ["Content-Type": "text/event-stream"], body: Data(body.utf8))
+            return MockResponse(statusCode: 200, headers: ["Content-Type": "text/event-stream"], body: Data(body.utf8))
         }
         defer { server.kill() }
         let pool = transport.pool()
@@ -337,23 +338,23 @@ struct LoopbackTransferTests {
         arguments: TransportUnderTest.all)
     func eventStreamOfAnotherType(_ transport: TransportUnderTest) async throws {
         let connections = Counter()
-        let server = try LoopbackServer(port: 0) { request in
+        let server = try MockServer(port: 0) { request in
             let count = connections.increment()
             switch request.url?.path {
             case "/json":
-                return .respond(
+                return MockResponse(
                     StubResponse(statusCode: 200, headers: ["Content-Type": "application/json"], body: Data("{}".utf8)))
             case "/untyped":
-                return .respond(StubResponse(statusCode: 200, headers: [:], body: Data("data: x\n\n".utf8)))
+                return MockResponse(StubResponse(statusCode: 200, headers: [:], body: Data("data: x\n\n".utf8)))
             default:
                 // An event stream, cut mid-event; the reconnection gets a maintenance page.
                 if count == 3 {
                     let text = "retry: 10\nid: 1\ndata: a\n\ndata: lost"
-                    return .respond(
+                    return MockResponse(
                         StubResponse(
                             statusCode: 200, headers: ["Content-Type": "text/event-stream"], body: Data(text.utf8)))
                 }
-                return .respond(
+                return MockResponse(
                     StubResponse(
                         statusCode: 200, headers: ["Content-Type": "text/html"], body: Data("<p>soon</p>".utf8)))
             }
@@ -400,15 +401,15 @@ struct LoopbackTransferTests {
     func endlessLineIsRefused(_ transport: TransportUnderTest) async throws {
         let connections = Counter()
         // 1 MiB of one line, in 16 pieces: with a limit of 64 KiB, nothing of it is kept past the limit.
-        let server = try LoopbackServer(port: 0) { request in
+        let server = try MockServer(port: 0) { request in
             connections.increment()
             let events = request.url?.path == "/events"
             let prefix = Data((events ? "data: first\n\ndata: " : "first\n").utf8)
-            return .trickled(
+            return MockResponse(
                 StubResponse(
                     statusCode: 200, headers: ["Content-Type": events ? "text/event-stream" : "text/plain"],
                     body: prefix + Data(repeating: UInt8(ascii: "x"), count: 1 << 20)),
-                pieces: 16, interval: 0.005)
+                faults: [.trickle(pieces: 16, interval: 0.005)])
         }
         defer { server.kill() }
         let pool = transport.pool(
@@ -455,10 +456,10 @@ struct LoopbackTransferTests {
         let body = (0..<UInt64(count)).map(\.bigEndian).withUnsafeBytes { Data($0) }
         // Half a megabyte every 5 ms: the reader falls a megabyte behind (where a transport pauses) well
         // before the server is done.
-        let server = try LoopbackServer(port: 0) { [body] _ in
-            .trickled(
+        let server = try MockServer(port: 0) { [body] _ in
+            MockResponse(
                 StubResponse(statusCode: 200, headers: ["Content-Type": "application/octet-stream"], body: body),
-                pieces: 16, interval: 0.005)
+                faults: [.trickle(pieces: 16, interval: 0.005)])
         }
         defer { server.kill() }
         let limit = 16 << 20
@@ -515,8 +516,8 @@ struct LoopbackTransferTests {
 
     @Test("a download cut and not retried fails, and leaves no partial file", arguments: TransportUnderTest.all)
     func cutDownloadLeavesNothing(_ transport: TransportUnderTest) async throws {
-        let server = try LoopbackServer(port: 0) { _ in
-            .closeMidBody(StubResponse(statusCode: 200, headers: [:], body: alphabet(100_000)))
+        let server = try MockServer(port: 0) { _ in
+            MockResponse(StubResponse(statusCode: 200, headers: [:], body: alphabet(100_000)), faults: [.cutMidBody])
         }
         defer { server.kill() }
         let scratch = try ScratchDirectory()
@@ -536,20 +537,20 @@ struct LoopbackTransferTests {
         arguments: TransportUnderTest.all)
     func serverSentEventsReconnect(_ transport: TransportUnderTest) async throws {
         let connections = Counter()
-        let server = try LoopbackServer(port: 0) { request in
+        let server = try MockServer(port: 0) { request in
             let headers = ["Content-Type": "text/event-stream"]
             switch connections.increment() {
             case 1:
                 // Two events, a comment, a reconnection time of 10 ms, and an event the drop cuts short.
                 let text =
                     ": hello\nretry: 10\nid: 1\ndata: a\n\nid: 2\nevent: update\ndata: b1\ndata: b2\n\ndata: lost"
-                return .respond(StubResponse(statusCode: 200, headers: headers, body: Data(text.utf8)))
+                return MockResponse(StubResponse(statusCode: 200, headers: headers, body: Data(text.utf8)))
             case 2:
                 let lastID = request.value(forHTTPHeaderField: "Last-Event-ID") ?? "none"
-                return .respond(
+                return MockResponse(
                     StubResponse(statusCode: 200, headers: headers, body: Data("data: after \(lastID)\r\n\r\n".utf8)))
             default:
-                return .respond(StubResponse(statusCode: 204))
+                return MockResponse(StubResponse(statusCode: 204))
             }
         }
         defer { server.kill() }
@@ -577,12 +578,12 @@ struct LoopbackTransferTests {
         "a file upload redirected by 307 or 308 is sent whole again, as it was; by 303 it becomes a GET without a body",
         arguments: TransportUnderTest.fileUploads)
     func redirectedFileUpload(_ transport: TransportUnderTest) async throws {
-        let server = try LoopbackServer(port: 0) { request in
+        let server = try MockServer(port: 0) { request in
             let path = request.url?.path ?? ""
             if let status = Int(path.dropFirst()), [303, 307, 308].contains(status) {
-                return .respond(StubResponse(statusCode: status, headers: ["Location": "/moved\(status)"]))
+                return MockResponse(StubResponse(statusCode: status, headers: ["Location": "/moved\(status)"]))
             }
-            return .respond(.json("{}"))
+            return MockResponse(.json("{}"))
         }
         defer { server.kill() }
         let scratch = try ScratchDirectory()

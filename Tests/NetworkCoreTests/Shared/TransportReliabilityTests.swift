@@ -1,5 +1,5 @@
 import Foundation
-import LoopbackServer
+import NetworkCoreTesting
 import Testing
 
 @testable import NetworkCore
@@ -28,14 +28,14 @@ enum Fault: String, CaseIterable, Sendable {
 
     static let requestTimeout: TimeInterval = 2
 
-    func reply(for index: Int) -> LoopbackServer.Reply {
+    func reply(for index: Int) -> MockResponse {
         let body = #"{"index": \#(index), "payload": "\#(String(repeating: "x", count: 400))"}"#
         return switch self {
-        case .ok: .respond(.json(body))
-        case .unavailable: .respond(.json(#"{"message": "try later"}"#, statusCode: 503))
-        case .cutOff: .closeMidBody(.json(body + String(repeating: " ", count: 4_000)))
-        case .slow: .delayed(Self.requestTimeout + 1, .json(body))
-        case .malformed: .respond(.json(#"{"index": \#(index), "payload": tru"#))
+        case .ok: MockResponse(.json(body))
+        case .unavailable: MockResponse(.json(#"{"message": "try later"}"#, statusCode: 503))
+        case .cutOff: MockResponse(.json(body + String(repeating: " ", count: 4_000)), faults: [.cutMidBody])
+        case .slow: MockResponse(.json(body), faults: [.delayHead(Self.requestTimeout + 1)])
+        case .malformed: MockResponse(.json(#"{"index": \#(index), "payload": tru"#))
         }
     }
 }
@@ -62,10 +62,10 @@ func classify(_ result: Result<Indexed, NetworkError>, index: Int) -> String {
 enum FaultLoad {
     /// A server that answers request `…/N` as `Fault.of(N)` says, keeping connections alive as real servers
     /// do, except those the fault cuts off.
-    static func server() throws -> LoopbackServer {
-        try LoopbackServer(
+    static func server() throws -> MockServer {
+        try MockServer(
             recordsRequests: false, keepsAlive: true,
-            faults: { request in
+            handler: { request in
                 let index = Int(request.url!.lastPathComponent) ?? -1
                 return Fault.of(index).reply(for: index)
             })
@@ -177,21 +177,21 @@ struct TransportReliabilityTests {
         "the server is killed mid-run and restarted: with a retry policy every request recovers or fails typed",
         arguments: TransportUnderTest.all)
     func serverRestart(_ transport: TransportUnderTest) async throws {
-        let handler: LoopbackServer.FaultHandler = { request in
-            .delayed(0.3, .json(#"{"index": \#(Int(request.url!.lastPathComponent) ?? -1)}"#))
+        let handler: MockServer.Handler = { request in
+            MockResponse(.json(#"{"index": \#(Int(request.url!.lastPathComponent) ?? -1)}"#), faults: [.delayHead(0.3)])
         }
-        let first = try LoopbackServer(faults: handler)
+        let first = try MockServer(handler: handler)
         let port = first.port
         let pool = transport.pool(
             .init(
                 resourceTimeout: 20, interceptors: [RetryPolicy(maximumAttempts: 8, baseDelay: 0.2, maximumDelay: 1)],
                 maximumConcurrentTasks: 64, maximumTasksPerHost: 64))
-        let restarted = Locked<LoopbackServer?>(nil)
+        let restarted = Locked<MockServer?>(nil)
         let chaos = Task {
             try? await Task.sleep(nanoseconds: 500_000_000)
             first.kill()
             try? await Task.sleep(nanoseconds: 700_000_000)
-            restarted.withLock { $0 = try? LoopbackServer(port: port, faults: handler) }
+            restarted.withLock { $0 = try? MockServer(port: port, handler: handler) }
         }
         let started = Date()
         let outcomes = await FaultLoad.run(0..<300, pool: pool, baseURL: first.baseURL, inFlight: 64)

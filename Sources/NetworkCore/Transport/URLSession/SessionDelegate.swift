@@ -89,6 +89,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// Sends `request` as the entry's task, unless the entry was cancelled first; on ``control``, or on
     /// the caller's thread while the session has no other transfer.
     private func send(_ request: URLRequest, for entry: Entry, in session: URLSession) {
+        #if canImport(FoundationNetworking)
+            // FoundationNetworking counts a request's timeout in whole seconds and drops the fraction: 0.5 s
+            // timed out at once, 1.5 s after 1 s. Rounded up, it fires at most a second late, never early.
+            var request = request
+            request.timeoutInterval = request.timeoutInterval.rounded(.up)
+        #endif
         // Cancelled while waiting here: no task is made. A session keeps every task it made until that
         // task completes, and one never resumed never does.
         if tasks.withLock({ _ in entry.cancelled }) { return entry.events.fail(URLError(.cancelled)) }

@@ -1,6 +1,6 @@
 import Foundation
-import LoopbackServer
 import NetworkCore
+import NetworkCoreTesting
 import Testing
 
 #if canImport(Glibc)
@@ -10,7 +10,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// A client of one TCP connection to 127.0.0.1, for checking what the test server sends, byte for byte.
+/// A client of one TCP connection to 127.0.0.1, for checking what a MockServer sends, byte for byte.
 private final class RawConnection {
     let socket: Int32
 
@@ -60,12 +60,12 @@ private final class RawConnection {
     }
 }
 
-@Suite("The loopback test server")
-struct LoopbackServerTests {
-    static func reply(_ request: URLRequest) -> LoopbackServer.Reply {
+@Suite("MockServer on the wire: what it sends, byte for byte")
+struct MockServerWireTests {
+    static func reply(_ request: RecordedRequest) -> MockResponse {
         let path = request.url?.path ?? ""
         let response = StubResponse(body: Data("body of \(path)".utf8))
-        return path == "/cut" ? .closeMidBody(response) : .respond(response)
+        return path == "/cut" ? MockResponse(response, faults: [.cutMidBody]) : MockResponse(response)
     }
 
     /// One response to `path` as the server sends it for `reply`, head and body (or its first `bodyBytes`).
@@ -77,7 +77,7 @@ struct LoopbackServerTests {
 
     @Test("kept alive: requests sent together on one connection are each answered, in order, on it")
     func keepsAlive() throws {
-        let server = try LoopbackServer(recordsRequests: true, keepsAlive: true, faults: Self.reply)
+        let server = try MockServer(recordsRequests: true, keepsAlive: true, handler: Self.reply)
         defer { server.stop() }
         let connection = try RawConnection(port: server.port)
         // Both requests in one write: the server must keep the bytes after the first request for the second.
@@ -102,7 +102,7 @@ struct LoopbackServerTests {
 
     @Test("kept alive: stopping the server ends a connection waiting for its next request")
     func stopEndsIdleConnections() throws {
-        let server = try LoopbackServer(keepsAlive: true, faults: Self.reply)
+        let server = try MockServer(keepsAlive: true, handler: Self.reply)
         let connection = try RawConnection(port: server.port)
         connection.send("GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
         let expected = Self.response("/a", connection: "keep-alive")
@@ -116,7 +116,7 @@ struct LoopbackServerTests {
 
     @Test("not kept alive (the default): one request, then the connection closes")
     func closesByDefault() throws {
-        let server = try LoopbackServer(faults: Self.reply)
+        let server = try MockServer(handler: Self.reply)
         defer { server.stop() }
         let connection = try RawConnection(port: server.port)
         connection.send("GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -126,9 +126,51 @@ struct LoopbackServerTests {
         #expect(server.requests.count == 1)
     }
 
+    /// What the server sends for `response` to one `GET /x`, until it closes the connection.
+    static func wire(_ response: MockResponse) throws -> (text: String, closed: Bool) {
+        let server = try MockServer { _ in response }
+        defer { server.stop() }
+        let connection = try RawConnection(port: server.port)
+        connection.send("GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+        return connection.receive()
+    }
+
+    @Test("chunked framing, server-sent events, a cut, a huge header and a malformed head, byte for byte")
+    func framingAndFaults() throws {
+        let chunked = try Self.wire(MockResponse.text("abcdefg").chunked(pieceSize: 3))
+        #expect(
+            chunked.text
+                == "HTTP/1.1 200 Ok\r\nContent-Type: text/plain; charset=utf-8\r\nTransfer-Encoding: chunked\r\n"
+                + "Connection: close\r\n\r\n3\r\nabc\r\n3\r\ndef\r\n1\r\ng\r\n0\r\n\r\n")
+        let events = try Self.wire(.serverSentEvents(["a", "b\nc"], interval: 0))
+        #expect(events.text.hasSuffix("\r\n\r\n9\r\ndata: a\n\n\r\n11\r\ndata: b\ndata: c\n\n\r\n0\r\n\r\n"))
+        let cut = try Self.wire(MockResponse(body: Data("0123456789".utf8), faults: [.cut(afterBodyBytes: 4)]))
+        #expect(cut.closed && cut.text.hasSuffix("Content-Length: 10\r\nConnection: close\r\n\r\n0123"))
+        let padded = try Self.wire(MockResponse.status(204).with(.hugeHeader(bytes: 70_000)))
+        #expect(padded.text.contains("X-Mock-Padding: \(String(repeating: "a", count: 70_000))\r\n"))
+        let malformed = try Self.wire(.fault(.malformedHead))
+        #expect(malformed.closed && !malformed.text.hasPrefix("HTTP/1.1 2"))
+        let closed = try Self.wire(.fault(.closeBeforeAnswer))
+        #expect(closed.closed && closed.text.isEmpty)
+        let reset = try Self.wire(.fault(.reset))
+        #expect(!reset.closed && reset.text.isEmpty)  // the read fails with ECONNRESET instead of seeing a close
+    }
+
+    @Test("a server nobody references any more stops, and its port takes connections no more")
+    func releasedServerStops() throws {
+        weak var released: MockServer?
+        var port: UInt16 = 0
+        do {
+            let server = try MockServer()
+            (released, port) = (server, server.port)
+        }
+        #expect(released == nil)
+        #expect(throws: URLError.self) { try RawConnection(port: port) }
+    }
+
     @Test("stopped: connections are refused, and the port is no other server's until this one is released")
     func stoppedKeepsItsPort() async throws {
-        var server: LoopbackServer? = try LoopbackServer(faults: Self.reply)
+        var server: MockServer? = try MockServer(handler: Self.reply)
         let port = try #require(server?.port)
         server?.stop()
         #expect(throws: URLError.self) { try RawConnection(port: port) }
