@@ -326,7 +326,8 @@ public final class MockServer: @unchecked Sendable {
         if response == nil {
             lock.withLock { unanswered.append(request) }
             let message = ["message": "MockServer has no answer for \(request)"]
-            response = .data((try? JSONEncoder().encode(message)) ?? Data(), statusCode: 404, contentType: "application/json")
+            response = .data(
+                (try? JSONEncoder().encode(message)) ?? Data(), statusCode: 404, contentType: "application/json")
         }
         if let fault { response!.faults.insert(fault, at: 0) }
         return response!
