@@ -21,7 +21,7 @@ import NetworkCore
 /// 2. the queue of ``enqueue(_:times:)``, in order;
 /// 3. the first route of ``route(_:_:answer:)`` whose method and path pattern match;
 /// 4. the `handler` given at start;
-/// 5. else a `404` whose body names the request, kept in ``unansweredRequests``.
+/// 5. else a `404` with a JSON `message` that names the request, which is kept in ``unansweredRequests``.
 ///
 /// ```swift
 /// let server = try await MockServer.start()
@@ -169,7 +169,8 @@ public final class MockServer: @unchecked Sendable {
     /// The requests that nothing answered (they got a `404` naming them), in arrival order.
     public var unansweredRequests: [RecordedRequest] { lock.withLock { unanswered } }
 
-    /// How many requests received so far have `method` (any, if `nil`) and a path `pattern` matches.
+    /// How many requests received so far have `method` (any, if `nil`) and a path `pattern` matches (see
+    /// ``route(_:_:answer:)``; a pattern that does not start with `/` matches nothing).
     public func count(_ method: HTTPMethod? = nil, _ pattern: String = "*") -> Int {
         guard let pattern = RoutePattern(pattern) else { return 0 }
         return requests.filter { request in

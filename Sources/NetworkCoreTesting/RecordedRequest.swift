@@ -130,7 +130,7 @@ struct RoutePattern: Sendable {
             if segment.hasPrefix(":"), segment.count > 1 {
                 guard !part.isEmpty else { return nil }
                 values[String(segment.dropFirst())] = part.removingPercentEncoding ?? String(part)
-            } else if segment != part {
+            } else if segment != part, String(segment) != part.removingPercentEncoding {
                 return nil
             }
             index = parts.index(after: index)

@@ -156,6 +156,20 @@ struct MockServerWireTests {
         #expect(!reset.closed && reset.text.isEmpty)  // the read fails with ECONNRESET instead of seeing a close
     }
 
+    @Test("a route's literal segment matches its percent-encoded form; a :name segment is decoded")
+    func encodedPaths() throws {
+        let server = try MockServer()
+        defer { server.stop() }
+        try server.route(.get, "/tag/sci fi", respond: .text("literal"))
+        try server.route(.get, "/tag/:name/*") { .text("name=\($0.parameters["name"] ?? "-")") }
+        for (path, body) in [("/tag/sci%20fi", "literal"), ("/tag/a%2Fb/x/y", "name=a/b")] {
+            let connection = try RawConnection(port: server.port)
+            connection.send("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(connection.receive().text.hasSuffix("\r\n\r\n\(body)"))
+        }
+        #expect(server.unansweredRequests.isEmpty && server.count(.get, "/tag/*") == 2)
+    }
+
     @Test("a server nobody references any more stops, and its port takes connections no more")
     func releasedServerStops() throws {
         weak var released: MockServer?

@@ -108,7 +108,9 @@ struct MockServerTests {
         let server = try MockServer { _ in .json(#"{"id": 2, "title": "ok"}"#) }
         defer { server.stop() }
         let pool = transport.pool()
-        let faults: [MockFault] = [.reset, .closeBeforeAnswer, .cut(afterBodyBytes: 5), .cutMidBody, .malformedHead]
+        let faults: [MockFault] = [
+            .reset, .closeBeforeAnswer, .cut(afterBodyBytes: 5), .cutMidBody, .malformedHead, .hugeHeader(bytes: 1 << 20),
+        ]
         for fault in faults {
             server.failNext(with: fault)
             do {
