@@ -109,7 +109,8 @@ struct MockServerTests {
         defer { server.stop() }
         let pool = transport.pool()
         let faults: [MockFault] = [
-            .reset, .closeBeforeAnswer, .cut(afterBodyBytes: 5), .cutMidBody, .malformedHead, .hugeHeader(bytes: 1 << 20),
+            .reset, .closeBeforeAnswer, .cut(afterBodyBytes: 5), .cutMidBody, .malformedHead,
+            .hugeHeader(bytes: 1 << 20),
         ]
         for fault in faults {
             server.failNext(with: fault)
