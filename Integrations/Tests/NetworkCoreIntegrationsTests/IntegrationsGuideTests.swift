@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// The samples are shown in Docs/Integrations.md as written here (GuideSamplesTests), so they keep its layout.
 import AsyncHTTPClient
 import Foundation
 import Logging
