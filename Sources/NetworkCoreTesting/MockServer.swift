@@ -225,13 +225,20 @@ public final class MockServer: @unchecked Sendable {
     }
 
     /// Answers from `har`, as ``HARReplayTransport`` would: the entry with the request's method, path and
-    /// query (credentials ignored), entries of one request in recorded order, the last one repeating. A
-    /// request that matches no entry gets no answer from it (the server's `404`, or the handler's).
+    /// query (credentials ignored), entries of one request in recorded order, the last one repeating. An
+    /// entry recorded without an answer (its request failed) closes the connection. A request that matches
+    /// no entry gets no answer from it (the server's `404`, or the handler's).
     public func replay(_ har: HAR, matchingBody: Bool = false) throws {
         let replay = HARReplayTransport(har: har, matchingBody: matchingBody)
         try route(nil, "*") { request in
-            guard let (body, head) = try? replay.answer(to: request.urlRequest) else {
+            let body: Data
+            let head: HTTPURLResponse
+            do {
+                (body, head) = try replay.answer(to: request.urlRequest)
+            } catch is HARReplayError {
                 return MockResponse.unanswered
+            } catch {
+                return .fault(.closeBeforeAnswer)  // an entry recorded without an answer: the request failed
             }
             var headers: [String: String] = [:]
             for case (let name as String, let value as String) in head.allHeaderFields { headers[name] = value }
@@ -262,6 +269,8 @@ public final class MockServer: @unchecked Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let immediate = lock.withLock { () -> Result<RecordedRequest, any Error>? in
+                    // Cancelled before it waits: the cancellation handler has run and found no taker.
+                    if Task.isCancelled { return .failure(CancellationError()) }
                     if !untaken.isEmpty { return .success(untaken.removeFirst()) }
                     if stopped { return .failure(MockServerError.stopped) }
                     takers.append((id, continuation))

@@ -170,6 +170,20 @@ struct MockServerWireTests {
         #expect(server.unansweredRequests.isEmpty && server.count(.get, "/tag/*") == 2)
     }
 
+    @Test("takeRequest: a cancelled caller gets CancellationError, whether it was waiting or not yet")
+    func takeRequestCancelled() async throws {
+        let server = try MockServer()
+        defer { server.stop() }
+        let waiting = Task { try await server.takeRequest(timeout: 60) }
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await server.takeRequest(timeout: 60)
+        }
+        await #expect(throws: CancellationError.self) { try await early.value }
+    }
+
     @Test("a server nobody references any more stops, and its port takes connections no more")
     func releasedServerStops() throws {
         weak var released: MockServer?

@@ -213,7 +213,11 @@ struct MockServerTests {
         var search = TestEndpoint(baseURL: live.baseURL, path: "/search")
         search.task = .urlParameters(["q": "alien", "api_key": "SECRET"])
         _ = try await recording.send(search)
+        live.failNext(with: .reset)
+        let broken = TestEndpoint(baseURL: live.baseURL, path: "/broken")
+        await #expect(throws: NetworkError.self) { try await recording.send(broken) }
         let archive = recorder.har
+        #expect(archive.log.entries.map(\.response.status) == [200, 0])
         #expect(!String(decoding: try JSONEncoder().encode(archive), as: UTF8.self).contains("SECRET"))
 
         let replay = try MockServer()
@@ -230,6 +234,13 @@ struct MockServerTests {
             Issue.record("a request the archive lacks was answered")
         } catch {
             #expect(error.response?.statusCode == 404)
+        }
+        // The request recorded as failed fails again, at the network.
+        do {
+            _ = try await pool.send(TestEndpoint(baseURL: replay.baseURL, path: "/broken"))
+            Issue.record("a request recorded as failed was answered")
+        } catch {
+            guard case .transport = error else { Issue.record("\(error)"); return }
         }
     }
 }
