@@ -397,6 +397,12 @@ public final class MockServer: @unchecked Sendable {
     }
 
     private func serve(_ client: Int32) {
+        #if canImport(Darwin)
+            // A write to a connection the client has closed must fail, not raise SIGPIPE in the test process
+            // (on Linux, `sendAll` passes MSG_NOSIGNAL).
+            var yes: Int32 = 1
+            setsockopt(client, SOL_SOCKET, SO_NOSIGPIPE, &yes, socklen_t(MemoryLayout<Int32>.size))
+        #endif
         lock.withLock { _ = clients.insert(client) }
         defer {
             lock.withLock { _ = clients.remove(client) }
@@ -542,8 +548,9 @@ public final class MockServer: @unchecked Sendable {
         for fault in response.faults {
             switch fault {
             case .reset:
-                var linger = Foundation.linger(l_onoff: 1, l_linger: 0)
-                setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Foundation.linger>.size))
+                // Closing with a zero linger time sends a TCP RST instead of a FIN.
+                var option = linger(l_onoff: 1, l_linger: 0)
+                setsockopt(client, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
                 return false
             case .closeBeforeAnswer:
                 return false
