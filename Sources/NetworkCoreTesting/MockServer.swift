@@ -229,7 +229,24 @@ public final class MockServer: @unchecked Sendable {
     /// entry recorded without an answer (its request failed) closes the connection. A request that matches
     /// no entry gets no answer from it (the server's `404`, or the handler's).
     public func replay(_ har: HAR, matchingBody: Bool = false) throws {
-        let replay = HARReplayTransport(har: har, matchingBody: matchingBody)
+        try replay(HARReplayTransport(har: har, matchingBody: matchingBody))
+    }
+
+    /// Answers from the HAR archive in the file at `url` (see ``replay(_:matchingBody:)``), read as
+    /// ``HARReplayTransport`` reads it; throws ``MockServerError/unreadableFile(path:reason:)`` if it cannot
+    /// be read or is not a HAR archive.
+    public func replay(contentsOf url: URL, matchingBody: Bool = false) throws {
+        let replay: HARReplayTransport
+        do {
+            replay = try HARReplayTransport(contentsOf: url, matchingBody: matchingBody)
+        } catch {
+            throw MockServerError.unreadableFile(path: url.path, reason: "\(error)")
+        }
+        try self.replay(replay)
+    }
+
+    /// Answers every path from `replay`'s recording.
+    private func replay(_ replay: HARReplayTransport) throws {
         try route(nil, "*") { request in
             let body: Data
             let head: HTTPURLResponse
@@ -244,18 +261,6 @@ public final class MockServer: @unchecked Sendable {
             for case (let name as String, let value as String) in head.allHeaderFields { headers[name] = value }
             return MockResponse(statusCode: head.statusCode, headers: headers, body: body)
         }
-    }
-
-    /// Answers from the HAR archive in the file at `url` (see ``replay(_:matchingBody:)``); throws
-    /// ``MockServerError/unreadableFile(path:reason:)`` if it cannot be read or is not a HAR archive.
-    public func replay(contentsOf url: URL, matchingBody: Bool = false) throws {
-        let har: HAR
-        do {
-            har = try JSONDecoder().decode(HAR.self, from: Data(contentsOf: url))
-        } catch {
-            throw MockServerError.unreadableFile(path: url.path, reason: "\(error)")
-        }
-        try replay(har, matchingBody: matchingBody)
     }
 
     /// The next request not yet taken, in arrival order, waiting up to `timeout` seconds for one; throws

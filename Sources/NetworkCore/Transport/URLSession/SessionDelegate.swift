@@ -92,8 +92,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         #if canImport(FoundationNetworking)
             // FoundationNetworking counts a request's timeout in whole seconds and drops the fraction: 0.5 s
             // timed out at once, 1.5 s after 1 s. Rounded up, it fires at most a second late, never early.
+            // Only then is the request copied: the default (60 s) and most timeouts are whole already.
             var request = request
-            request.timeoutInterval = request.timeoutInterval.rounded(.up)
+            let whole = request.timeoutInterval.rounded(.up)
+            if whole != request.timeoutInterval { request.timeoutInterval = whole }
         #endif
         // Cancelled while waiting here: no task is made. A session keeps every task it made until that
         // task completes, and one never resumed never does.
