@@ -13,8 +13,10 @@ import NetworkCore
 public struct MockResponse: Sendable {
     /// The HTTP status.
     public var statusCode: Int
-    /// The response headers. `Content-Length`, `Transfer-Encoding` and `Connection` are the server's:
-    /// it writes them from ``framing`` and the connection's state, and drops yours.
+    /// The response headers. `Content-Length` and `Transfer-Encoding` are the server's: it writes them from
+    /// ``framing`` and drops yours. `Connection` says `keep-alive` or `close` as the connection's state
+    /// has it, followed by the other options of yours (`Connection: x-trace` is sent as
+    /// `Connection: keep-alive, x-trace`, for a test of the fields a `Connection` names).
     public var headers: [String: String]
     /// The body.
     public var body: Data
@@ -43,6 +45,11 @@ public struct MockResponse: Sendable {
         case contentLength
         /// `Transfer-Encoding: chunked`, in chunks of at most `pieceSize` bytes (at least 1).
         case chunked(pieceSize: Int)
+        /// No length: the body ends when the server closes the connection after it (RFC 9112 §6.3), as an
+        /// HTTP/1.0 server answers. `transferEncoding`, if given, is sent as the `Transfer-Encoding` field
+        /// (the body is sent as it is, not coded), for a test of a coding the client does not know:
+        /// `.untilClose(transferEncoding: "x-custom")`.
+        case untilClose(transferEncoding: String?)
     }
 
     /// Creates a response.

@@ -578,14 +578,19 @@ public final class MockServer: @unchecked Sendable {
             }
         }
         if delay > 0 { Thread.sleep(forTimeInterval: delay) }
-        let chunked: Bool
+        var chunked = false
+        var untilClose = false
+        var transferCoding: String?
         var pieceEnds = response.pieceEnds
         var interval = response.pieceInterval
-        if case .chunked(let size) = response.framing {
+        switch response.framing {
+        case .contentLength: break
+        case .chunked(let size):
             chunked = true
             if pieceEnds.isEmpty { pieceEnds = Array(stride(from: max(1, size), to: body.count, by: max(1, size))) }
-        } else {
-            chunked = false
+        case .untilClose(let coding):
+            untilClose = true
+            transferCoding = coding
         }
         if let trickle {
             let size = max(1, (body.count + trickle.pieces - 1) / trickle.pieces)
@@ -601,14 +606,28 @@ public final class MockServer: @unchecked Sendable {
         for stop in stops where stop.offset > 0 && stop.offset < body.count { ends.insert(stop.offset) }
         ends.insert(body.count)
         var head = "HTTP/1.1 \(response.statusCode) \(Self.reason(response.statusCode))\r\n"
-        for (name, value) in response.headers
-        where !["content-length", "connection", "transfer-encoding"].contains(name.lowercased()) {
-            head += "\(name): \(value)\r\n"
+        var connectionOptions: [String] = []
+        for (name, value) in response.headers {
+            switch name.lowercased() {
+            case "content-length", "transfer-encoding": continue
+            case "connection":
+                connectionOptions += value.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+                    .filter { !$0.isEmpty && !["close", "keep-alive"].contains($0.lowercased()) }
+            default: head += "\(name): \(value)\r\n"
+            }
         }
         if padding > 0 { head += "X-Mock-Padding: \(String(repeating: "a", count: padding))\r\n" }
-        head += chunked ? "Transfer-Encoding: chunked\r\n" : "Content-Length: \(body.count)\r\n"
+        if chunked {
+            head += "Transfer-Encoding: chunked\r\n"
+        } else if let transferCoding {
+            head += "Transfer-Encoding: \(transferCoding)\r\n"
+        } else if !untilClose {
+            head += "Content-Length: \(body.count)\r\n"
+        }
         let cuts = stops.contains { $0.gate == nil }
-        head += "Connection: \(keepOpen && !cuts ? "keep-alive" : "close")\r\n\r\n"
+        let staysOpen = keepOpen && !cuts && !untilClose
+        head +=
+            "Connection: \(([staysOpen ? "keep-alive" : "close"] + connectionOptions).joined(separator: ", "))\r\n\r\n"
         guard sendAll(Array(head.utf8), to: client) else { return false }
         var sent = 0
         for end in ends.sorted() {
@@ -628,7 +647,8 @@ public final class MockServer: @unchecked Sendable {
             guard let gate = stop.gate, gate.wait(seconds: 60) else { return false }
         }
         if chunked { return sendAll(Array("0\r\n\r\n".utf8), to: client) }
-        return true
+        // A body delimited by the connection's end: the connection closes now.
+        return !untilClose
     }
 
     private static func reason(_ status: Int) -> String {

@@ -156,6 +156,21 @@ struct MockServerWireTests {
         #expect(!reset.closed && reset.text.isEmpty)  // the read fails with ECONNRESET instead of seeing a close
     }
 
+    @Test("a body until the close, with or without a Transfer-Encoding; Connection options after the server's own")
+    func untilCloseAndConnectionOptions() throws {
+        let plain = try Self.wire(MockResponse(body: Data("abc".utf8), framing: .untilClose(transferEncoding: nil)))
+        #expect(plain.closed && plain.text == "HTTP/1.1 200 Ok\r\nConnection: close\r\n\r\nabc")
+        let coded = try Self.wire(
+            MockResponse(
+                headers: ["Content-Length": "99"], body: Data("abc".utf8),
+                framing: .untilClose(transferEncoding: "x-custom")))
+        #expect(
+            coded.closed
+                && coded.text == "HTTP/1.1 200 Ok\r\nTransfer-Encoding: x-custom\r\nConnection: close\r\n\r\nabc")
+        let options = try Self.wire(MockResponse(headers: ["Connection": "keep-alive, x-a,X-B"], body: Data("d".utf8)))
+        #expect(options.text == "HTTP/1.1 200 Ok\r\nContent-Length: 1\r\nConnection: close, x-a, X-B\r\n\r\nd")
+    }
+
     @Test("a route's literal segment matches its percent-encoded form; a :name segment is decoded")
     func encodedPaths() throws {
         let server = try MockServer()
