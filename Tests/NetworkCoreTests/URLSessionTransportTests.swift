@@ -112,6 +112,47 @@ struct SessionCallbackThreadTests {
     }
 }
 
+@Suite("URLSessionTransport: an unknown error after the head, by what the head says")
+struct UnreadableBodyTests {
+    static let unknown = URLError(
+        .unknown,
+        userInfo: [NSLocalizedDescriptionKey: "Unrecognized content encoding type. libcurl understands deflate"])
+    static let corrupt = URLError(
+        .unknown,
+        userInfo: [NSLocalizedDescriptionKey: "Error while processing content unencoding: incorrect header check"])
+    static let closed = URLError(
+        .unknown, userInfo: [NSLocalizedDescriptionKey: "Recv failure: Connection reset by peer"])
+
+    /// A head with `fields`, the error FoundationNetworking reported, and the code the transport reports
+    /// (`nil`: not the body's coding, a lost connection), with a word its description must hold.
+    static let cases: [([String: String], URLError, URLError.Code?, String)] = [
+        (["Content-Encoding": "x-custom"], unknown, .cannotDecodeContentData, "Content-Encoding \"x-custom\""),
+        (["Content-Encoding": "gzip, X-Custom"], unknown, .cannotDecodeContentData, "Content-Encoding \"x-custom\""),
+        (["Transfer-Encoding": "x-custom"], unknown, .cannotParseResponse, "Transfer-Encoding \"x-custom\""),
+        (["Transfer-Encoding": "gzip, chunked"], unknown, .cannotParseResponse, "Transfer-Encoding \"gzip\""),
+        (["Content-Encoding": "gzip"], corrupt, .cannotDecodeContentData, "incorrect header check"),
+        (["Content-Encoding": "gzip"], closed, nil, ""),
+        (["Content-Encoding": "identity", "Transfer-Encoding": "chunked"], closed, nil, ""),
+        ([:], closed, nil, ""),
+    ]
+
+    @Test("a coding libcurl refuses is named in a typed error; anything else stays a lost connection")
+    func table() throws {
+        let url = URL(string: "http://127.0.0.1/x")!
+        for (fields, error, code, words) in Self.cases {
+            let head = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: fields)
+            let mapped = SessionDelegate.unreadableBody(error, head: head)
+            #expect(mapped?.code == code, "\(fields)")
+            if let mapped {
+                #expect(mapped.localizedDescription.contains(words), "\(mapped.localizedDescription)")
+                #expect((mapped.userInfo[NSUnderlyingErrorKey] as? URLError)?.code == .unknown)
+            }
+        }
+        #expect(SessionDelegate.unreadableBody(Self.corrupt, head: nil)?.code == .cannotDecodeContentData)
+        #expect(SessionDelegate.unreadableBody(Self.closed, head: nil) == nil)
+    }
+}
+
 @Suite("URLSessionTransport (loopback HTTP server)")
 struct URLSessionTransportLoopbackTests {
     /// How a running task is ended in ``endingReachesTheSession(_:)``.

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
 import NetworkCore
@@ -24,6 +25,15 @@ package enum FailureTranslation {
     ) -> any Error {
         if cancelled || error is CancellationError { return URLError(.cancelled) }
         if error is NetworkError || error is URLError { return error }
+        if error is NIOHTTPDecompression.DecompressionError {
+            // As URLSession reports a body its Content-Encoding does not describe.
+            return URLError(
+                .cannotDecodeContentData,
+                userInfo: [
+                    NSLocalizedDescriptionKey: "the response's body is not what its Content-Encoding says (\(error))",
+                    NSUnderlyingErrorKey: error,
+                ])
+        }
         return URLError(
             specific(error) ?? code(for: error),
             userInfo: [NSLocalizedDescriptionKey: "\(error)", NSUnderlyingErrorKey: error])

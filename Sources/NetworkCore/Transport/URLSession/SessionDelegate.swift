@@ -298,7 +298,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             // URLSession reports as `cannotConnectToHost` or `notConnectedToInternet`.
             if let urlError = error as? URLError, urlError.code == .unknown {
                 if answered {
-                    return entry.events.fail(URLError(.networkConnectionLost, userInfo: urlError.userInfo))
+                    return entry.events.fail(
+                        Self.unreadableBody(urlError, head: task.response as? HTTPURLResponse)
+                            ?? URLError(.networkConnectionLost, userInfo: urlError.userInfo))
                 }
                 if (urlError.userInfo[NSLocalizedDescriptionKey] as? String)?.hasPrefix("Failed to connect to") == true
                 {
@@ -312,6 +314,47 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         } else {
             entry.events.finish()
         }
+    }
+}
+
+extension SessionDelegate {
+    /// The content codings libcurl decodes (its message for another names them: "libcurl understands
+    /// deflate, gzip, br, zstd content encodings"), and `identity`, which is none.
+    static let decodedCodings: Set<String> = ["identity", "gzip", "x-gzip", "deflate", "br", "zstd"]
+
+    /// What FoundationNetworking reports as an unknown error once the head has arrived, when the cause is
+    /// the body's coding rather than the connection: libcurl refuses a `Transfer-Encoding` other than
+    /// `chunked` (`cannotParseResponse`), a `Content-Encoding` it does not decode, or a body that its
+    /// `Content-Encoding` does not describe (`cannotDecodeContentData`). `nil` for any other cause.
+    static func unreadableBody(_ error: URLError, head: HTTPURLResponse?) -> URLError? {
+        func codings(_ name: String) -> [String] {
+            (head?.value(forHTTPHeaderField: name) ?? "").split(separator: ",")
+                .map { String($0).trimmingWhitespace().lowercased() }.filter { !$0.isEmpty }
+        }
+        let message = error.userInfo[NSLocalizedDescriptionKey] as? String ?? ""
+        var info: [String: Any] = [NSUnderlyingErrorKey: error]
+        info[NSURLErrorFailingURLErrorKey] = error.userInfo[NSURLErrorFailingURLErrorKey]
+        if let unread = codings("Transfer-Encoding").first(where: { $0 != "chunked" }) {
+            info[NSLocalizedDescriptionKey] =
+                "the response's Transfer-Encoding \"\(unread)\" is not one FoundationNetworking reads (it reads "
+                + "chunked), so its body could not be read"
+            return URLError(.cannotParseResponse, userInfo: info)
+        }
+        if let unknown = codings("Content-Encoding").first(where: { !decodedCodings.contains($0) }) {
+            info[NSLocalizedDescriptionKey] =
+                "the response's Content-Encoding \"\(unknown)\" is not one FoundationNetworking decodes (gzip, "
+                + "deflate, br, zstd), so its body could not be read"
+            return URLError(.cannotDecodeContentData, userInfo: info)
+        }
+        if message.localizedCaseInsensitiveContains("content unencoding")
+            || message.localizedCaseInsensitiveContains("content encoding")
+        {
+            let declared = codings("Content-Encoding").joined(separator: ", ")
+            info[NSLocalizedDescriptionKey] =
+                "the response's body is not what its Content-Encoding \"\(declared)\" says (libcurl: \(message))"
+            return URLError(.cannotDecodeContentData, userInfo: info)
+        }
+        return nil
     }
 }
 
