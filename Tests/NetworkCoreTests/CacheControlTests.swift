@@ -82,13 +82,7 @@ struct CacheControlTests {
     }
 
     static let now = Date(timeIntervalSince1970: 1_700_000_000)
-    static func http(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
-    }
+    static func http(_ date: Date) -> String { httpDate(date) }
 
     static func freshness(status: Int = 200, _ fields: [String: String]) -> Freshness {
         Freshness(status: status, control: CacheControl(fields["Cache-Control"]), receivedAt: now) { fields[$0] }

@@ -86,13 +86,7 @@ struct CachedGet: Endpoint {
 
 @Suite("Caching: RFC 9111 over a loopback server that counts requests", .serialized)
 struct CachingTests {
-    static func date(_ offset: TimeInterval) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: Date().addingTimeInterval(offset))
-    }
+    static func date(_ offset: TimeInterval) -> String { httpDate(Date().addingTimeInterval(offset)) }
 
     /// One case: the first answer's headers, the second request's headers, and what the second send
     /// must see: the server's request count after both and the second answer's source.

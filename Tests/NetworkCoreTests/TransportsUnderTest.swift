@@ -12,7 +12,14 @@ extension TransportUnderTest {
     static func urlSession(_ fileUploads: URLSessionTransport.FileUploads) -> TransportUnderTest {
         TransportUnderTest(
             name: fileUploads == .chunked ? "URLSession, files chunked" : "URLSession",
-            sendsFileLength: fileUploads == .withLength
+            sendsFileLength: fileUploads == .withLength, readsUnknownCodings: !isFoundationNetworking
         ) { URLSessionTransport(configuration: .ephemeral, fileUploads: fileUploads) }
     }
 }
+
+/// Whether URLSession is FoundationNetworking's here (Linux), not Apple's.
+#if canImport(FoundationNetworking)
+    let isFoundationNetworking = true
+#else
+    let isFoundationNetworking = false
+#endif

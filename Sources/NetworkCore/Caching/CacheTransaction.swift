@@ -138,7 +138,12 @@ final class CacheTransaction: Sendable {
         }
         if response.statusCode == 304, let validating {
             var merged = validating
-            for (name, value) in response.headers where !Self.notUpdatedBy304.contains(name.lowercased()) {
+            // The stored answer is now as old as the 304 says (RFC 9111 §4.3.4): its own `Age` goes.
+            for name in merged.headers.keys where name.lowercased() == "age" {
+                merged.headers.removeValue(forKey: name)
+            }
+            for (name, value) in Self.storedFields(of: response.headers)
+            where !Self.notUpdatedBy304.contains(name.lowercased()) {
                 if let old = merged.headers.keys.first(where: { HeaderName.same($0, name) }) {
                     merged.headers.removeValue(forKey: old)
                 }
@@ -180,34 +185,63 @@ final class CacheTransaction: Sendable {
     ]
 
     /// The entry to store for `response`, or `nil` when it may not be stored (RFC 9111 §3): `no-store` of
-    /// either side, a `Vary: *`, a partial or not-modified answer, or neither explicit freshness nor a
-    /// status that may have a heuristic one.
+    /// either side, a `Vary: *`, a partial (206) or not-modified answer, or neither explicit freshness nor a
+    /// status that may have a heuristic one. A complete answer that carries `Content-Range` is stored like
+    /// any other, the field with it.
     private func storable(_ response: Response, request: URLRequest, requestDate: Date, now: Date) -> CachedResponse? {
         let control = CacheControl(response.header("Cache-Control"))
         let status = response.statusCode
         let vary = response.header("Vary")
         guard !control.noStore, status >= 200, status != 206, status != 304,
-            vary?.split(separator: ",").contains(where: { String($0).trimmingWhitespace() == "*" }) != true,
-            response.header("Content-Range") == nil
+            vary?.split(separator: ",").contains(where: { String($0).trimmingWhitespace() == "*" }) != true
         else { return nil }
         let explicit = control.maxAge != nil || response.header("Expires") != nil || control.isPublic
         guard explicit || Freshness.heuristicallyCacheable.contains(status) else { return nil }
-        var headers = response.headers
-        for name in headers.keys where name.lowercased() == "set-cookie" { headers.removeValue(forKey: name) }
         return CachedResponse(
-            url: Redactor.default.redact(request.url), statusCode: status, headers: headers, body: response.body,
-            requestDate: requestDate, responseDate: now, variance: Self.variance(of: request, vary: vary))
+            url: Redactor.default.redact(request.url), statusCode: status,
+            headers: Self.storedFields(of: response.headers),
+            body: response.body, requestDate: requestDate, responseDate: now,
+            variance: Self.variance(of: request, vary: vary))
     }
 
-    /// The pool's answer made from a stored one.
+    /// Fields never stored (RFC 9111 §3.1, RFC 9110 §7.6.1): those meant for one connection or one proxy,
+    /// and `Set-Cookie`, a credential.
+    private static let unstoredFields: Set<String> = [
+        "connection", "proxy-connection", "keep-alive", "te", "transfer-encoding", "upgrade", "proxy-authenticate",
+        "proxy-authentication-info", "proxy-authorization", "set-cookie",
+    ]
+
+    /// `headers` as a cache keeps them: without ``unstoredFields`` and without the fields `Connection` names.
+    static func storedFields(of headers: [String: String]) -> [String: String] {
+        let connection = headers.first { HeaderName.same($0.key, "Connection") }?.value
+        let named = Set(
+            (connection ?? "").split(separator: ",").map { String($0).trimmingWhitespace().lowercased() })
+        var stored = headers
+        for name in headers.keys {
+            let lowercased = name.lowercased()
+            if unstoredFields.contains(lowercased) || named.contains(lowercased) { stored.removeValue(forKey: name) }
+        }
+        return stored
+    }
+
+    /// The pool's answer made from a stored one. One used without validation (``Response/Source/cache``,
+    /// ``Response/Source/stale``) carries an `Age` field of its current age in place of any stored
+    /// (RFC 9111 §4); a revalidated one carries what the server's 304 left.
     static func response(
         _ stored: CachedResponse, for request: URLRequest, source: Response.Source, age: TimeInterval,
         statusReader: (any ServerStatusReader)? = nil, like template: Response? = nil
     ) -> Response {
         let url = request.url ?? URL(string: "http://localhost/")!
-        let head = stored.head.head(for: url, status: stored.statusCode, headers: stored.headers) {
-            HTTPURLResponse(
-                url: url, statusCode: stored.statusCode, httpVersion: "HTTP/1.1", headerFields: stored.headers)
+        let ageField = source == .revalidated ? nil : Freshness.ageField(age)
+        let head = stored.head.head(for: url, status: stored.statusCode, headers: stored.headers, age: ageField) {
+            // Fields never stored are left out here too: an entry an earlier release stored may hold them.
+            var fields = storedFields(of: stored.headers)
+            if let ageField {
+                for name in fields.keys where name.lowercased() == "age" { fields.removeValue(forKey: name) }
+                fields["Age"] = ageField
+            }
+            return HTTPURLResponse(
+                url: url, statusCode: stored.statusCode, httpVersion: "HTTP/1.1", headerFields: fields)
                 ?? HTTPURLResponse(url: url, statusCode: stored.statusCode, httpVersion: nil, headerFields: nil)!
         }
         return Response(

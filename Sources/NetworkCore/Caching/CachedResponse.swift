@@ -18,9 +18,12 @@ public struct CachedResponse: Sendable, Hashable {
     public var url: String
     /// The HTTP status code.
     public var statusCode: Int
-    /// The response's headers, `Set-Cookie` left out.
+    /// The response's headers, without those a cache never stores: `Set-Cookie`, `Connection` and the
+    /// fields it names, and the other fields meant for one hop or one proxy (`Keep-Alive`,
+    /// `Transfer-Encoding`, `Upgrade`, `Proxy-Authenticate`…).
     public var headers: [String: String]
-    /// The body, decompressed.
+    /// The body as the transport delivered it: decoded where the transport decoded the server's
+    /// `Content-Encoding`, as sent otherwise.
     public var body: Data
     /// When the request that got it was sent.
     public var requestDate: Date
@@ -86,24 +89,25 @@ public struct CachedResponse: Sendable, Hashable {
         hasher.combine(variance)
     }
 
-    /// The head made from a stored answer: made again when the URL, status or headers differ from what
-    /// it was made of (a copy of the value whose fields were changed shares the box).
+    /// The head made from a stored answer: made again when the URL, status, headers or `Age` field differ
+    /// from what it was made of (a copy of the value whose fields were changed shares the box).
     final class HeadBox: @unchecked Sendable {
         // @unchecked Sendable: `kept` is only touched under `lock`.
         private let lock = Lock()
-        private var kept: (head: HTTPURLResponse, status: Int, headers: [String: String])?
+        private var kept: (head: HTTPURLResponse, status: Int, headers: [String: String], age: String?)?
 
-        /// The head kept for `url`, `status` and `headers`, or the one `make` makes (kept for next time).
+        /// The head kept for `url`, `status`, `headers` and `age` (the `Age` field it is served with, if
+        /// any), or the one `make` makes (kept for next time).
         func head(
-            for url: URL, status: Int, headers: [String: String], make: () -> HTTPURLResponse
+            for url: URL, status: Int, headers: [String: String], age: String?, make: () -> HTTPURLResponse
         ) -> HTTPURLResponse {
-            if let kept = lock.withLock({ kept }), kept.head.url == url, kept.status == status,
+            if let kept = lock.withLock({ kept }), kept.age == age, kept.head.url == url, kept.status == status,
                 kept.headers == headers
             {
                 return kept.head
             }
             let made = make()
-            lock.withLock { kept = (made, status, headers) }
+            lock.withLock { kept = (made, status, headers, age) }
             return made
         }
     }

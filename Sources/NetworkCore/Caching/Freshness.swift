@@ -38,6 +38,22 @@ struct Freshness: Equatable, Sendable {
         }
     }
 
+    /// The seconds an `Age` field states (RFC 9111 §5.1): of a list (`Age: 7200, 0`, or two `Age` lines
+    /// joined), the first member, the rest discarded; `nil` when that member is not delta-seconds, and the
+    /// field is then ignored.
+    static func statedAge(_ field: String?) -> Int? {
+        guard let field else { return nil }
+        let first = field.firstIndex(of: ",").map { field[..<$0] } ?? field[...]
+        return CacheControl.seconds(String(first).trimmingWhitespace())
+    }
+
+    /// The `Age` field a cache sends with a stored response it uses without validation (RFC 9111 §4,
+    /// §5.1): the response's current age in whole seconds, at most ``CacheControl/largestDelta``.
+    static func ageField(_ age: TimeInterval) -> String {
+        String(
+            age.isFinite ? Int(min(max(0, age), TimeInterval(CacheControl.largestDelta))) : CacheControl.largestDelta)
+    }
+
     /// Whether a response `age` seconds old is still fresh.
     func isFresh(age: TimeInterval) -> Bool { lifetime.map { age < $0 } ?? false }
 
@@ -47,7 +63,7 @@ struct Freshness: Equatable, Sendable {
         ageField: String?, dateField: String?, requestedAt: Date, receivedAt: Date, now: Date
     ) -> TimeInterval {
         let apparent = HTTPDate.parse(dateField).map { max(0, receivedAt.timeIntervalSince($0)) } ?? 0
-        let stated = TimeInterval(CacheControl.seconds(ageField?.trimmingWhitespace()) ?? 0)
+        let stated = TimeInterval(statedAge(ageField) ?? 0)
         let corrected = stated + max(0, receivedAt.timeIntervalSince(requestedAt))
         return max(apparent, corrected) + max(0, now.timeIntervalSince(receivedAt))
     }

@@ -11,6 +11,9 @@ struct TransportUnderTest: Sendable, CustomTestStringConvertible {
     let name: String
     /// Whether a file body goes with its `Content-Length` (else chunked).
     let sendsFileLength: Bool
+    /// Whether a body with a `Content-Encoding` or `Transfer-Encoding` the transport does not know reaches
+    /// the pool as it was sent (SwiftNIO's), or fails typed (FoundationNetworking's libcurl).
+    var readsUnknownCodings = true
     /// Makes a transport of this kind, of its own.
     let make: @Sendable () -> any Transport
 

@@ -308,3 +308,12 @@ func immediately<T: Sendable>(
     #endif
     return Task(operation: operation)
 }
+
+/// `date` as an HTTP date in its preferred form: "Sun, 06 Nov 1994 08:49:37 GMT".
+func httpDate(_ date: Date) -> String {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "GMT")
+    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+    return formatter.string(from: date)
+}
