@@ -132,6 +132,7 @@ struct UnreadableBodyTests {
         (["Transfer-Encoding": "gzip, chunked"], unknown, .cannotParseResponse, "Transfer-Encoding \"gzip\""),
         (["Content-Encoding": "gzip"], corrupt, .cannotDecodeContentData, "incorrect header check"),
         (["Content-Encoding": "gzip"], closed, nil, ""),
+        (["Content-Encoding": "x-custom", "Transfer-Encoding": "gzip, chunked"], closed, nil, ""),
         (["Content-Encoding": "identity", "Transfer-Encoding": "chunked"], closed, nil, ""),
         ([:], closed, nil, ""),
     ]

@@ -323,15 +323,19 @@ extension SessionDelegate {
     static let decodedCodings: Set<String> = ["identity", "gzip", "x-gzip", "deflate", "br", "zstd"]
 
     /// What FoundationNetworking reports as an unknown error once the head has arrived, when the cause is
-    /// the body's coding rather than the connection: libcurl refuses a `Transfer-Encoding` other than
-    /// `chunked` (`cannotParseResponse`), a `Content-Encoding` it does not decode, or a body that its
-    /// `Content-Encoding` does not describe (`cannotDecodeContentData`). `nil` for any other cause.
+    /// the body's coding rather than the connection (libcurl's message then speaks of an encoding): a
+    /// `Transfer-Encoding` other than `chunked` (`cannotParseResponse`), a `Content-Encoding` libcurl does
+    /// not decode, or a body that its `Content-Encoding` does not describe (`cannotDecodeContentData`).
+    /// `nil` for any other cause.
     static func unreadableBody(_ error: URLError, head: HTTPURLResponse?) -> URLError? {
         func codings(_ name: String) -> [String] {
             (head?.value(forHTTPHeaderField: name) ?? "").split(separator: ",")
                 .map { String($0).trimmingWhitespace().lowercased() }.filter { !$0.isEmpty }
         }
         let message = error.userInfo[NSLocalizedDescriptionKey] as? String ?? ""
+        // "Unrecognized content encoding type…" (for a transfer coding too), "Error while processing content
+        // unencoding: …".
+        guard message.localizedCaseInsensitiveContains("encoding") else { return nil }
         var info: [String: Any] = [NSUnderlyingErrorKey: error]
         info[NSURLErrorFailingURLErrorKey] = error.userInfo[NSURLErrorFailingURLErrorKey]
         if let unread = codings("Transfer-Encoding").first(where: { $0 != "chunked" }) {
@@ -346,15 +350,10 @@ extension SessionDelegate {
                 + "deflate, br, zstd), so its body could not be read"
             return URLError(.cannotDecodeContentData, userInfo: info)
         }
-        if message.localizedCaseInsensitiveContains("content unencoding")
-            || message.localizedCaseInsensitiveContains("content encoding")
-        {
-            let declared = codings("Content-Encoding").joined(separator: ", ")
-            info[NSLocalizedDescriptionKey] =
-                "the response's body is not what its Content-Encoding \"\(declared)\" says (libcurl: \(message))"
-            return URLError(.cannotDecodeContentData, userInfo: info)
-        }
-        return nil
+        let declared = codings("Content-Encoding").joined(separator: ", ")
+        info[NSLocalizedDescriptionKey] =
+            "the response's body is not what its Content-Encoding \"\(declared)\" says (libcurl: \(message))"
+        return URLError(.cannotDecodeContentData, userInfo: info)
     }
 }
 
