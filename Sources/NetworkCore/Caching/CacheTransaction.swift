@@ -139,14 +139,10 @@ final class CacheTransaction: Sendable {
         if response.statusCode == 304, let validating {
             var merged = validating
             // The stored answer is now as old as the 304 says (RFC 9111 §4.3.4): its own `Age` goes.
-            for name in merged.headers.keys where name.lowercased() == "age" {
-                merged.headers.removeValue(forKey: name)
-            }
+            Self.removeField("Age", from: &merged.headers)
             for (name, value) in Self.storedFields(of: response.headers)
             where !Self.notUpdatedBy304.contains(name.lowercased()) {
-                if let old = merged.headers.keys.first(where: { HeaderName.same($0, name) }) {
-                    merged.headers.removeValue(forKey: old)
-                }
+                Self.removeField(name, from: &merged.headers)
                 merged.headers[name] = value
             }
             merged.requestDate = requestDate
@@ -224,6 +220,11 @@ final class CacheTransaction: Sendable {
         return stored
     }
 
+    /// Removes the field `name` from `fields`, under every spelling of its name.
+    private static func removeField(_ name: String, from fields: inout [String: String]) {
+        for key in fields.keys where HeaderName.same(key, name) { fields.removeValue(forKey: key) }
+    }
+
     /// The pool's answer made from a stored one. One used without validation (``Response/Source/cache``,
     /// ``Response/Source/stale``) carries an `Age` field of its current age in place of any stored
     /// (RFC 9111 §4); a revalidated one carries what the server's 304 left.
@@ -237,7 +238,7 @@ final class CacheTransaction: Sendable {
             // Fields never stored are left out here too: an entry an earlier release stored may hold them.
             var fields = storedFields(of: stored.headers)
             if let ageField {
-                for name in fields.keys where name.lowercased() == "age" { fields.removeValue(forKey: name) }
+                removeField("Age", from: &fields)
                 fields["Age"] = ageField
             }
             return HTTPURLResponse(

@@ -344,13 +344,14 @@ extension SessionDelegate {
                 + "chunked), so its body could not be read"
             return URLError(.cannotParseResponse, userInfo: info)
         }
-        if let unknown = codings("Content-Encoding").first(where: { !decodedCodings.contains($0) }) {
+        let contentCodings = codings("Content-Encoding")
+        if let unknown = contentCodings.first(where: { !decodedCodings.contains($0) }) {
             info[NSLocalizedDescriptionKey] =
                 "the response's Content-Encoding \"\(unknown)\" is not one FoundationNetworking decodes (gzip, "
                 + "deflate, br, zstd), so its body could not be read"
             return URLError(.cannotDecodeContentData, userInfo: info)
         }
-        let declared = codings("Content-Encoding").joined(separator: ", ")
+        let declared = contentCodings.joined(separator: ", ")
         info[NSLocalizedDescriptionKey] =
             "the response's body is not what its Content-Encoding \"\(declared)\" says (libcurl: \(message))"
         return URLError(.cannotDecodeContentData, userInfo: info)
