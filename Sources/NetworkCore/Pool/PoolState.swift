@@ -49,10 +49,21 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
             case progress(Progress)
         }
 
+        /// Whether `others` holds an event to log, or progress to tell: most events have neither, and then
+        /// the shell does not look for them.
+        private(set) var hasLogEntries = false
+        private(set) var hasProgress = false
+
         mutating func stop(_ work: Work) { others.append(.stop(work)) }
-        mutating func log(_ entry: LogEntry) { others.append(.log(entry)) }
+        mutating func log(_ entry: LogEntry) {
+            others.append(.log(entry))
+            hasLogEntries = true
+        }
         mutating func begin(_ begin: Begin) { others.append(.begin(begin)) }
-        mutating func tell(_ progress: Progress) { others.append(.progress(progress)) }
+        mutating func tell(_ progress: Progress) {
+            others.append(.progress(progress))
+            hasProgress = true
+        }
 
         /// Work to stop, events to log, attempts to begin, progress to tell, each in order.
         var stops: [Work] { others.compactMap { if case .stop(let work) = $0 { work } else { nil } } }
@@ -265,8 +276,8 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
 
     /// Cancels the running task with this id. Returns whether there was one.
     mutating func cancel(id: String, at now: UInt64, into effects: inout Effects) -> Bool {
-        guard let key = ids[id] else { return false }
-        return end(key, with: .failure(.cancelled), at: now, into: &effects)
+        guard let index = ids.index(forKey: id) else { return false }
+        return end(ids.values[index], with: .failure(.cancelled), at: now, into: &effects, registered: index)
     }
 
     /// Cancels every running task, those waiting in the queue first, so that none of them starts in a
@@ -292,13 +303,29 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
     /// Ends the task with `outcome` unless it has ended: the one place a task ends. Its waiters are
     /// resumed, its work stopped, its timers taken out, its slot freed (the tasks that get it begin),
     /// its id let go, its progress streams ended, its end logged. Returns whether this call ended it.
+    /// `registered`: the task's place among the ids, when the caller has just found it there (nothing
+    /// changes the ids before it is used).
     @discardableResult
-    mutating func end(_ key: TaskKey, with outcome: Outcome, at now: UInt64, into effects: inout Effects) -> Bool {
+    mutating func end(
+        _ key: TaskKey, with outcome: Outcome, at now: UInt64, into effects: inout Effects,
+        registered: [String: TaskKey].Index? = nil
+    ) -> Bool {
         let logs = self.logs
         let ended = update(key) { record -> (id: String, host: String, wasQueued: Bool, heldSlot: Bool)? in
-            guard !record.hasEnded else { return nil }
-            let facts = (record.id, record.host, record.isQueued, record.holdsSlot)
-            if let work = record.work { effects.stop(work) }
+            // Its life is read once: whether it waited in the queue, and the work to stop.
+            let wasQueued: Bool
+            switch record.life {
+            case .ended: return nil
+            case .queued: wasQueued = true
+            case .preparing(let work), .waitingForCredential(let work), .deciding(let work, _, _, _):
+                wasQueued = false
+                if let work { effects.stop(.interceptors(work)) }
+            case .transferring(let transfer):
+                wasQueued = false
+                if let control = transfer.control { effects.stop(.transfer(control)) }
+            case .finishing, .backingOff: wasQueued = false
+            }
+            let facts = (record.id, record.host, wasQueued, record.takesSlot && !wasQueued)
             record.life = .ended(outcome)
             record.meter.end(at: now)
             // A caller away finishing the task learns the outcome when it comes back.
@@ -329,7 +356,7 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
         guard let (id, host, wasQueued, heldSlot) = ended ?? nil else { return false }
         timers.removeAll(of: key)
         // The task may have been replaced under its id (`DuplicatePolicy.replace`): remove only itself.
-        if let index = ids.index(forKey: id), ids.values[index] == key {
+        if let index = registered ?? ids.index(forKey: id), ids.values[index] == key {
             ids.remove(at: index)
             // A dictionary keeps the capacity it grew to: once a burst has drained, give its table back.
             if ids.isEmpty, ids.capacity > Self.keptCapacity { ids = [:] }

@@ -73,9 +73,17 @@ struct Scheduler<Element: Hashable> {
     /// A new task for `host`: returns `true` when it may start now (it holds a slot), `false` when it
     /// waits in line.
     mutating func admit(_ element: Element, host: String, priority: RequestPriority) -> Bool {
-        if !isPaused, running < maximumTotal, runningByHost[host, default: 0] < maximumPerHost {
-            take(host)
-            return true
+        if !isPaused, running < maximumTotal {
+            // The host is looked up once, whether it runs tasks already or not.
+            let index = runningByHost.index(forKey: host)
+            if let index, runningByHost.values[index] < maximumPerHost {
+                running += 1
+                runningByHost.values[index] += 1
+                return true
+            } else if index == nil {
+                take(host)
+                return true
+            }
         }
         enqueue(element, host: host, priority: priority)
         return false
@@ -85,10 +93,12 @@ struct Scheduler<Element: Hashable> {
     /// a slot.
     mutating func release(host: String) -> [Element] {
         running -= 1
-        if let count = runningByHost[host], count > 1 {
-            runningByHost[host] = count - 1
-        } else {
-            runningByHost.removeValue(forKey: host)
+        if let index = runningByHost.index(forKey: host) {
+            if runningByHost.values[index] > 1 {
+                runningByHost.values[index] -= 1
+            } else {
+                runningByHost.remove(at: index)
+            }
         }
         return drain()
     }

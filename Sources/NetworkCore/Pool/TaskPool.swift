@@ -231,7 +231,7 @@ public final class TaskPool: Sendable {
         let result = state.withLock { state -> T in
             let result = event(&state, &effects)
             if let time = effects.timer { arm(for: time) }
-            for case .progress(let progress) in effects.others { tell(progress) }
+            if effects.hasProgress { for case .progress(let progress) in effects.others { tell(progress) } }
             return result
         }
         if !effects.isEmpty { perform(effects) }
@@ -260,7 +260,7 @@ public final class TaskPool: Sendable {
     /// delivery know, the waiters are resumed, the work of ended tasks is stopped, and the attempts that
     /// may now begin begin.
     func perform(_ effects: State.Effects) {
-        for case .log(let entry) in effects.others { log(entry) }
+        if effects.hasLogEntries { for case .log(let entry) in effects.others { log(entry) } }
         for (handle, outcome) in effects.ended { handle.plan.delivery.taskEnded(with: outcome) }
         for (waiter, outcome) in effects.resumes { waiter.resume(outcome) }
         for other in effects.others {

@@ -123,9 +123,6 @@ extension PoolState {
             return false
         }
 
-        /// Whether a slot of the scheduler is held for it now.
-        var holdsSlot: Bool { takesSlot && !isQueued && !hasEnded }
-
         /// What it does now, as ``DataTask/phase`` shows it.
         var phase: DataTask.Phase {
             switch life {
@@ -143,16 +140,6 @@ extension PoolState {
         var isTransferring: Bool {
             if case .transferring = life { return true }
             return false
-        }
-
-        /// The work to stop when the task ends.
-        var work: Work? {
-            switch life {
-            case .preparing(let work), .waitingForCredential(let work), .deciding(let work, _, _, _):
-                work.map(Work.interceptors)
-            case .transferring(let transfer): transfer.control.map(Work.transfer)
-            case .queued, .finishing, .backingOff, .ended: nil
-            }
         }
     }
 
