@@ -53,8 +53,8 @@ extension PoolState {
             switch (stage, record.life) {
             case (.preparing, .preparing(nil)): record.life = .preparing(work: work)
             case (.preparing, .waitingForCredential(nil)): record.life = .waitingForCredential(work: work)
-            case (.deciding, .deciding(nil, let outcome, let failure, let shown)):
-                record.life = .deciding(work: work, outcome: outcome, failure: failure, shown: shown)
+            case (.deciding, .deciding(nil, let failure, let shown)):
+                record.life = .deciding(work: work, failure: failure, shown: shown)
             default: break  // the work is done already
             }
             return nil
@@ -67,9 +67,8 @@ extension PoolState {
             guard record.attempt == attempt else { return }
             switch record.life {
             case .preparing(let work): record.life = .waitingForCredential(work: work)
-            case .deciding(let work, let outcome, let failure, _):
-                record.life = .deciding(
-                    work: work, outcome: outcome, failure: failure, shown: .waitingForCredential)
+            case .deciding(let work, let failure, _):
+                record.life = .deciding(work: work, failure: failure, shown: .waitingForCredential)
             default: break
             }
         }
@@ -221,7 +220,7 @@ extension PoolState {
             guard case .finishing(let shown) = record.life, record.attempt == attempt, let failure else {
                 return (nil, nil)
             }
-            record.life = .deciding(work: nil, outcome: outcome, failure: failure, shown: shown)
+            record.life = .deciding(work: nil, failure: Failure(failure), shown: shown)
             return (nil, record.handle)
         }
         guard let (ended, handle) = state else { return .ended(outcome) }
@@ -237,8 +236,8 @@ extension PoolState {
         _ key: TaskKey, attempt: Int, _ decision: Decision, at now: UInt64, into effects: inout Effects
     ) {
         let state = update(key) { record -> (failure: NetworkError, deadline: TimeInterval?, elapsed: TimeInterval)? in
-            guard case .deciding(_, _, let failure, _) = record.life, record.attempt == attempt else { return nil }
-            return (failure, record.deadline, record.meter.elapsed(at: now))
+            guard case .deciding(_, let failure, _) = record.life, record.attempt == attempt else { return nil }
+            return (failure.error, record.deadline, record.meter.elapsed(at: now))
         }
         guard let (failure, deadline, elapsed) = state ?? nil else { return }
         switch decision {

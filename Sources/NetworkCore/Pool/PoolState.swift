@@ -317,7 +317,7 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
             switch record.life {
             case .ended: return nil
             case .queued: wasQueued = true
-            case .preparing(let work), .waitingForCredential(let work), .deciding(let work, _, _, _):
+            case .preparing(let work), .waitingForCredential(let work), .deciding(let work, _, _):
                 wasQueued = false
                 if let work { effects.stop(.interceptors(work)) }
             case .transferring(let transfer):

@@ -54,13 +54,21 @@ extension PoolState {
         /// The transport has answered; the answer is being turned into the attempt's outcome, by a caller
         /// or by the pool. `shown`: the phase the task shows meanwhile.
         case finishing(shown: DataTask.Phase)
-        /// The attempt failed with `failure`; the interceptors decide whether to send again (`work`).
-        /// `outcome`: what the task ends with if they do not.
-        case deciding(work: (any Stoppable)?, outcome: Outcome, failure: NetworkError, shown: DataTask.Phase)
+        /// The attempt failed with `failure`; the interceptors decide whether to send again (`work`). (What
+        /// the task ends with if they do not comes with their decision.) The failure is boxed: every record
+        /// is as large as the largest case, and this, the rarest, would be the largest by far.
+        case deciding(work: (any Stoppable)?, failure: Failure, shown: DataTask.Phase)
         /// Waiting before the next attempt (a retry timer).
         case backingOff
         /// Ended, with its outcome.
         case ended(Outcome)
+    }
+
+    /// An attempt's failure while the interceptors decide on a retry (see ``Life/deciding(work:failure:shown:)``).
+    final class Failure: Sendable {
+        let error: NetworkError
+
+        init(_ error: NetworkError) { self.error = error }
     }
 
     /// One request of an attempt with the transport: `hop` 0 is the attempt's own, each redirect the pool
@@ -130,7 +138,7 @@ extension PoolState {
             case .preparing: .preparing
             case .waitingForCredential: .waitingForCredential
             case .transferring(let transfer): transfer.receiving ? .receiving : .sending
-            case .finishing(let shown), .deciding(_, _, _, let shown): shown
+            case .finishing(let shown), .deciding(_, _, let shown): shown
             case .backingOff: .backingOff(beforeAttempt: attempt)
             case .ended: .ended
             }
