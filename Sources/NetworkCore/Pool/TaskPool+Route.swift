@@ -114,10 +114,11 @@ extension TaskPool {
                     "the resource timeout must be a positive, finite number of seconds (nil for none), not \(deadline)")
         }
         let endpointInterceptors = endpoint.interceptors
+        // Most endpoints add none: then the pool's lists serve as they are, with no new array a send.
         let plan = Plan(
             endpoint: endpoint, delivery: delivery, upload: upload, cache: cache,
-            interceptors: configuration.interceptors + endpointInterceptors,
-            retriers: endpointInterceptors + configuration.interceptors,
+            interceptors: Self.joined(configuration.interceptors, endpointInterceptors),
+            retriers: Self.joined(endpointInterceptors, configuration.interceptors),
             redirectPolicy: endpoint.redirectPolicy ?? configuration.redirectPolicy,
             maximumResponseBytes: max(1, endpoint.maximumResponseBytes ?? configuration.maximumResponseBytes),
             statusReader: endpoint.statusReader ?? configuration.statusReader, deadline: deadline,
@@ -146,6 +147,13 @@ extension TaskPool {
             if revalidate { self.revalidate(endpoint, id: handle.id) }
             return Sent(task: handle, token: token, begins: begins)
         }
+    }
+
+    /// `first` then `second`, sharing either's storage when the other is empty.
+    private static func joined(
+        _ first: [any RequestInterceptor], _ second: [any RequestInterceptor]
+    ) -> [any RequestInterceptor] {
+        first.isEmpty ? second : second.isEmpty ? first : first + second
     }
 
     /// Validates a stale answer the cache gave, as a task of its own named after the one answered
