@@ -220,7 +220,7 @@ extension PoolState {
             guard case .finishing(let shown) = record.life, record.attempt == attempt, let failure else {
                 return (nil, nil)
             }
-            record.life = .deciding(work: nil, failure: Failure(failure), shown: shown)
+            record.life = .deciding(work: nil, failure: FailedAttempt(failure), shown: shown)
             return (nil, record.handle)
         }
         guard let (ended, handle) = state else { return .ended(outcome) }

@@ -57,7 +57,7 @@ extension PoolState {
         /// The attempt failed with `failure`; the interceptors decide whether to send again (`work`). (What
         /// the task ends with if they do not comes with their decision.) The failure is boxed: every record
         /// is as large as the largest case, and this, the rarest, would be the largest by far.
-        case deciding(work: (any Stoppable)?, failure: Failure, shown: DataTask.Phase)
+        case deciding(work: (any Stoppable)?, failure: FailedAttempt, shown: DataTask.Phase)
         /// Waiting before the next attempt (a retry timer).
         case backingOff
         /// Ended, with its outcome.
@@ -65,7 +65,7 @@ extension PoolState {
     }
 
     /// An attempt's failure while the interceptors decide on a retry (see ``Life/deciding(work:failure:shown:)``).
-    final class Failure: Sendable {
+    final class FailedAttempt: Sendable {
         let error: NetworkError
 
         init(_ error: NetworkError) { self.error = error }
