@@ -22,8 +22,15 @@ let package = Package(
                 .product(name: "NetworkCoreInspector", package: "NetworkCoreIntegrations"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                "AllocatedBytes", "ResidentMemory",
+                "AllocatedBytes", "ResidentMemory", "ScaleTransport",
             ]),
+        // The pool suite's transport: tasks that never answer until cancelled, or answered at once.
+        .target(name: "ScaleTransport", dependencies: [.product(name: "NetworkCore", package: "NetworkCore")]),
+        // Sends registered, looked up and cancelled with 100,000 tracked, for counting each operation's
+        // instructions (Benchmarks/pool-instructions).
+        .executableTarget(
+            name: "PoolOperations",
+            dependencies: [.product(name: "NetworkCore", package: "NetworkCore"), "ScaleTransport"]),
         // The process's resident memory, read the same way by the benchmarks and the soak.
         .target(name: "ResidentMemory"),
         .target(name: "AllocatedBytes"),

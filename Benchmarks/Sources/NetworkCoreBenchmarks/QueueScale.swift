@@ -2,6 +2,7 @@
 // the bytes it holds while waiting, and what leaving the queue adds to a task that is answered at once.
 import Foundation
 import NetworkCore
+import ScaleTransport
 
 /// For each round: a paused pool (64 at once, 6 per host) is sent `count` tasks over 100 hosts, all of
 /// which wait (enqueue cost and bytes per waiting task); then it resumes and every task runs and is
