@@ -179,7 +179,7 @@ extension TaskPool {
         var request = task.wireRequest
         task.plan.delivery.prepare(&request)
         guard !task.plan.interceptors.isEmpty else { return send(request, of: task, attempt: attempt) }
-        let work = immediateTask { [self] in await adapt(request, of: task, attempt: attempt) }
+        let work = InterceptorWork(immediateTask { [self] in await adapt(request, of: task, attempt: attempt) })
         if let ended = state.withLock({ $0.workStarted(task.key, attempt: attempt, stage: .preparing, work: work) }) {
             ended.stop()
         }
@@ -246,7 +246,7 @@ extension TaskPool {
                 task.key, attempt: attempt, hop: hop, bodyLength: body.length, kept: kept, at: MonotonicClock.now())
         }
         guard sending else { return }
-        let events = TransportEvents(taskID: task.id, receiver: receiver, sample: receiver)
+        let events = TransportEvents(taskID: task.id, receiver: receiver, sampleDataFrom: receiver)
         let control = configuration.transport.start(request, body: body, events: events)
         // Kept by the state, which cancels it if the task ends (at once, if it has ended meanwhile).
         let ended = state.withLock { $0.transferAttached(task.key, attempt: attempt, hop: hop, control: control) }
@@ -416,7 +416,7 @@ extension TaskPool {
     private func decideRetry(
         _ task: DataTask, attempt: Int, after outcome: Outcome, failing failure: NetworkError, request: URLRequest
     ) {
-        let work = immediateTask { [self] in
+        let run = immediateTask { [self] in
             let context = attemptContext(attempt, of: task)
             var decision = RetryDecision.doNotRetry
             for retrier in task.plan.retriers {
@@ -436,6 +436,7 @@ extension TaskPool {
                 state.retryDecided(task.key, attempt: attempt, decided, at: MonotonicClock.now(), into: &effects)
             }
         }
+        let work = InterceptorWork(run)
         if let ended = state.withLock({ $0.workStarted(task.key, attempt: attempt, stage: .deciding, work: work) }) {
             ended.stop()
         }

@@ -17,13 +17,19 @@ protocol TaskWaiter {
 }
 
 /// Something running for a task that must stop when the task ends: a transfer, or a Swift task running
-/// the interceptors.
-protocol Stoppable: Sendable {
+/// the interceptors. A class: a task's ``PoolState/Life`` then holds a reference, not a value of unknown
+/// size, so records are copied and moved by plain code rather than through the runtime's type metadata.
+protocol Stoppable: AnyObject, Sendable {
     func stop()
 }
 
-extension Task: Stoppable where Success == Void, Failure == Never {
-    func stop() { cancel() }
+/// The Swift task running a task's interceptors, as work to stop.
+final class InterceptorWork: Stoppable {
+    private let task: Task<Void, Never>
+
+    init(_ task: Task<Void, Never>) { self.task = task }
+
+    func stop() { task.cancel() }
 }
 
 /// What a task's end stops: its transfer (the transport's control), or its interceptors' work.

@@ -26,7 +26,7 @@ import Foundation
 public enum NetworkError: Error, Sendable {
     /// The endpoint does not make a valid request: a base URL without scheme or host, a path
     /// that does not form a URL, a bad header, a bad timeout.
-    case invalidEndpoint(url: String, reason: String)
+    indirect case invalidEndpoint(url: String, reason: String)
     /// Parameters or a body could not be encoded.
     case encodingFailed(reason: String)
     /// The request did not get an answer: no connection, connection lost, TLS failure.
@@ -47,7 +47,7 @@ public enum NetworkError: Error, Sendable {
     case serverRefused(Response)
     /// The body could not be decoded into the model, or an event stream's answer was not
     /// `text/event-stream` (``TaskPool/events(_:id:)``).
-    case decodingFailed(DecodingFailure)
+    indirect case decodingFailed(DecodingFailure)
     /// A task with this id is already running and the pool's ``DuplicatePolicy`` refused another.
     case duplicateTask(id: String)
     /// The response's body was larger than the limit, in bytes (``TaskPool/Configuration/maximumResponseBytes``
@@ -56,7 +56,7 @@ public enum NetworkError: Error, Sendable {
     case responseTooLarge(limit: Int)
     /// A file could not be read or written: an upload's file is missing or a directory, a download's
     /// destination cannot be written, the disk is full. The path and what went wrong.
-    case fileAccessFailed(path: String, reason: String)
+    indirect case fileAccessFailed(path: String, reason: String)
     /// The cache had no answer for the request (credentials redacted in `url`) and its policy
     /// (``CachePolicy/cacheOnly``, or the request's `Cache-Control: only-if-cached`) kept it off the network.
     case notCached(url: String)

@@ -43,18 +43,22 @@ public struct TransportEvents: Sendable {
     /// Who receives the reports.
     public let receiver: any TransportReceiver
     /// Where the endpoint's sample data comes from, asked only when a transport wants it.
-    private let sample: (any SampleDataSource)?
+    private let sample: SampleData
 
     /// Events for a transfer of the task `taskID`, reported to `receiver`; `sampleData` gives the endpoint's
     /// canned answer (``Endpoint/sampleData``) to stand-ins that answer with it.
     public init(
         taskID: String, receiver: any TransportReceiver, sampleData: @escaping @Sendable () -> Data? = { nil }
     ) {
-        self.init(taskID: taskID, receiver: receiver, sample: SampleDataClosure(make: sampleData))
+        self.init(taskID: taskID, receiver: receiver, sample: .closure(sampleData))
     }
 
-    /// Events whose sample data comes from `sample` (the pool's receiver knows its task's endpoint).
-    init(taskID: String, receiver: any TransportReceiver, sample: (any SampleDataSource)?) {
+    /// Events whose sample data comes from `source` (the pool's receiver knows its task's endpoint).
+    init(taskID: String, receiver: any TransportReceiver, sampleDataFrom source: any SampleDataSource) {
+        self.init(taskID: taskID, receiver: receiver, sample: .source(source))
+    }
+
+    private init(taskID: String, receiver: any TransportReceiver, sample: SampleData) {
         self.taskID = taskID
         self.receiver = receiver
         self.sample = sample
@@ -70,7 +74,7 @@ public struct TransportEvents: Sendable {
     /// data. Its redirect policy is ``RedirectPolicy/never``: the pool follows redirects itself.
     public var context: TransportContext {
         TransportContext(
-            taskID: taskID, sample: { [sample] in sample?.sampleData }, redirectPolicy: .never,
+            taskID: taskID, sample: { [sample] in sample.data }, redirectPolicy: .never,
             maximumResponseBytes: .max
         ) { _ in }
     }
@@ -97,15 +101,24 @@ public struct TransportEvents: Sendable {
     public func fail(_ error: any Error) { receiver.fail(error) }
 }
 
-/// What gives a transfer's sample data (``Endpoint/sampleData``), when a transport asks for it.
-protocol SampleDataSource: Sendable {
+/// What gives a transfer's sample data (``Endpoint/sampleData``), when a transport asks for it. A
+/// class, as every case of ``SampleData`` holds a reference: events are then copied by plain code rather
+/// than through the runtime's type metadata.
+protocol SampleDataSource: AnyObject, Sendable {
     var sampleData: Data? { get }
 }
 
-/// Sample data from a closure.
-private struct SampleDataClosure: SampleDataSource {
-    let make: @Sendable () -> Data?
-    var sampleData: Data? { make() }
+/// Where a transfer's sample data comes from: an object that knows the task, or a closure.
+private enum SampleData: Sendable {
+    case source(any SampleDataSource)
+    case closure(@Sendable () -> Data?)
+
+    var data: Data? {
+        switch self {
+        case .source(let source): source.sampleData
+        case .closure(let make): make()
+        }
+    }
 }
 
 extension TransportEvents {
