@@ -122,6 +122,14 @@ extension PoolState {
         var redactedURL: String?
         var stallReported = false
 
+        /// What a freed slot of ``Records`` holds: an ended record that owns nothing.
+        static var vacant: Record {
+            Record(
+                id: "", key: TaskKey(slot: 0, generation: 0), sequence: 0, host: "", takesSlot: false, deadline: nil,
+                stallThreshold: nil, priority: .normal, life: .ended(.failure(.cancelled)), handle: nil,
+                meter: TaskMeter(at: 0))
+        }
+
         var outcome: Outcome? {
             if case .ended(let outcome) = life { return outcome }
             return nil

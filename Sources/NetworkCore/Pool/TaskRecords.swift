@@ -3,8 +3,11 @@ extension PoolState {
     /// hashing (a pool looks its tasks up a dozen times a request), and a record is changed where it lies,
     /// never copied. A freed slot is used again under the next generation, so that the key of a task that
     /// is gone finds nothing: a key's generation equals its slot's only while the slot holds its record.
+    ///
+    /// A freed slot holds an empty record (``Record/vacant``), not `nil`: the generations already say which
+    /// slots are in use, and an optional record's case is read through the runtime at every look-up.
     struct Records {
-        private var slots: [Record?] = []
+        private var slots: [Record] = []
         private var generations: [UInt32] = []
         private var free: [UInt32] = []
         /// How many records there are.
@@ -28,14 +31,14 @@ extension PoolState {
         mutating func update<T>(_ key: TaskKey, _ body: (inout Record) -> T) -> T? {
             let slot = Int(key.slot)
             guard slot < generations.count, generations[slot] == key.generation else { return nil }
-            return body(&slots[slot]!)
+            return body(&slots[slot])
         }
 
         /// Takes out the record of `key`: its slot is free for the next, under a new generation.
         mutating func remove(_ key: TaskKey) {
             let slot = Int(key.slot)
             guard slot < generations.count, generations[slot] == key.generation else { return }
-            slots[slot] = nil
+            slots[slot] = .vacant
             generations[slot] &+= 1
             free.append(key.slot)
             count -= 1
