@@ -80,7 +80,7 @@ extension PoolState {
     /// The running task with this id gets `priority`; if it waits in the queue, it moves to the back of
     /// that priority's line. Returns whether a task has this id.
     mutating func reprioritize(id: String, to priority: RequestPriority) -> Bool {
-        guard let key = ids[id],
+        guard let key = ids[id]?.key,
             let host = update(
                 key,
                 { record -> String in

@@ -133,11 +133,17 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
         case registered(key: TaskKey, handle: Handle, token: UInt32, begins: Bool)
     }
 
+    /// A running task as the registry of ids holds it.
+    struct Registered {
+        let key: TaskKey
+        let handle: Handle
+    }
+
     /// Every task's record, by key: the running ones, and the ended ones whose handle is still held
     /// somewhere (see ``forget(_:)``).
     private(set) var records = Records()
-    /// The running tasks' keys by id.
-    private(set) var ids: [String: TaskKey] = [:]
+    /// The running tasks by id: each one's key, and its handle, so that finding a task by id reads no record.
+    private(set) var ids: [String: Registered] = [:]
     var scheduler: Scheduler<TaskKey>
     var timers = TimerHeap<TaskKey>()
     /// When the pool's dispatch timer is set to fire; `.max` when it is not set.
@@ -168,8 +174,8 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
         makeHandle: (_ id: String, _ key: TaskKey) -> Handle
     ) -> Submitted {
         var id = submission.givenID ?? submission.derivedID
-        if let running = ids[id], let handle = update(running, { $0.handle }) ?? nil {
-            let isSame = isSameCall(handle)
+        if let running = ids[id] {
+            let isSame = isSameCall(running.handle)
             if submission.givenID == nil, !isSame {
                 // A derived id names the call: a different call that derives the same id (a header that is
                 // not a credential, an endpoint's own interceptors) is a call of its own, never a duplicate.
@@ -181,14 +187,14 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
                 case .join:
                     guard isSame else { return .rejected(.duplicateTask(id: id)) }
                     // Counted from now, as a new task's caller is (see below).
-                    let token = update(running) { record -> UInt32 in
+                    let token = update(running.key) { record -> UInt32 in
                         let token = record.newToken()
                         record.waiters.append((token, submission.waiter))
                         return token
                     }!
-                    return .joined(key: running, handle: handle, token: token)
+                    return .joined(key: running.key, handle: running.handle, token: token)
                 case .replace:
-                    end(running, with: .failure(.cancelled), at: now, into: &effects)
+                    end(running.key, with: .failure(.cancelled), at: now, into: &effects)
                 }
             }
         }
@@ -211,7 +217,7 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
             if cached == nil, !begins { record.life = .queued }
             return token
         }!
-        ids[id] = key
+        ids[id] = Registered(key: key, handle: handle!)
         if let deadline = submission.deadline, cached == nil {
             setTimer(.deadline, of: key, after: deadline, at: now, into: &effects)
         }
@@ -277,7 +283,7 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
     /// Cancels the running task with this id. Returns whether there was one.
     mutating func cancel(id: String, at now: UInt64, into effects: inout Effects) -> Bool {
         guard let index = ids.index(forKey: id) else { return false }
-        return end(ids.values[index], with: .failure(.cancelled), at: now, into: &effects, registered: index)
+        return end(ids.values[index].key, with: .failure(.cancelled), at: now, into: &effects, registered: index)
     }
 
     /// Cancels every running task, those waiting in the queue first, so that none of them starts in a
@@ -308,7 +314,7 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
     @discardableResult
     mutating func end(
         _ key: TaskKey, with outcome: Outcome, at now: UInt64, into effects: inout Effects,
-        registered: [String: TaskKey].Index? = nil
+        registered: [String: Registered].Index? = nil
     ) -> Bool {
         let logs = self.logs
         let ended = update(key) { record -> (id: String, host: String, wasQueued: Bool, heldSlot: Bool)? in
@@ -356,7 +362,7 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
         guard let (id, host, wasQueued, heldSlot) = ended ?? nil else { return false }
         timers.removeAll(of: key)
         // The task may have been replaced under its id (`DuplicatePolicy.replace`): remove only itself.
-        if let index = registered ?? ids.index(forKey: id), ids.values[index] == key {
+        if let index = registered ?? ids.index(forKey: id), ids.values[index].key == key {
             ids.remove(at: index)
             // A dictionary keeps the capacity it grew to: once a burst has drained, give its table back.
             if ids.isEmpty, ids.capacity > Self.keptCapacity { ids = [:] }
@@ -393,9 +399,8 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
     // MARK: Reading
 
     /// The running task with this id.
-    mutating func handle(id: String) -> Handle? {
-        guard let key = ids[id] else { return nil }
-        return update(key) { $0.handle } ?? nil
+    func handle(id: String) -> Handle? {
+        ids[id]?.handle
     }
 
     /// The running tasks, oldest first, each with its place in the queue while it waits.
@@ -409,7 +414,7 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
 
     /// The running tasks' keys, with the order they came in and whether each waits in the queue.
     private mutating func runningKeys() -> [(key: TaskKey, sequence: UInt64, queued: Bool)] {
-        ids.values.compactMap { key in update(key) { (key, $0.sequence, $0.isQueued) } }
+        ids.values.compactMap { running in update(running.key) { (running.key, $0.sequence, $0.isQueued) } }
     }
 
     /// How many tasks run (or wait in the queue).

@@ -168,7 +168,7 @@ struct PoolStateDriver {
     }
 
     /// The key of the running task with this id.
-    func key(_ id: String) -> TaskKey? { state.ids[id] }
+    func key(_ id: String) -> TaskKey? { state.ids[id]?.key }
 
     /// The record of the task with `key`.
     func record(_ key: TaskKey) -> State.Record? { state.records[key] }
