@@ -17,8 +17,9 @@ protocol TaskWaiter {
 }
 
 /// Something running for a task that must stop when the task ends: a transfer, or a Swift task running
-/// the interceptors. A class: a task's ``PoolState/Life`` then holds a reference, not a value of unknown
-/// size, so records are copied and moved by plain code rather than through the runtime's type metadata.
+/// the interceptors. A class: a task's ``PoolState/Life`` then holds a reference, not an existential that
+/// any value may fill, so records are copied and moved by plain code rather than through the runtime's type
+/// metadata.
 protocol Stoppable: AnyObject, Sendable {
     func stop()
 }
@@ -62,7 +63,7 @@ extension PoolState {
         case finishing(shown: DataTask.Phase)
         /// The attempt failed with `failure`; the interceptors decide whether to send again (`work`). (What
         /// the task ends with if they do not comes with their decision.) The failure is boxed: every record
-        /// is as large as the largest case, and this, the rarest, would be the largest by far.
+        /// is as large as the largest case, and this, the rarest, would be the largest.
         case deciding(work: (any Stoppable)?, failure: FailedAttempt, shown: DataTask.Phase)
         /// Waiting before the next attempt (a retry timer).
         case backingOff
