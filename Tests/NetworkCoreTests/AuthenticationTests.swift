@@ -374,6 +374,32 @@ struct AuthenticationTests {
         #expect(await interceptor.refreshCount == 1)
     }
 
+    @Test("a request no longer current is adapted again, with the context's adaptation counting; the last one is sent")
+    func adaptedAgain() async throws {
+        /// Stamps each adaptation; its request stays current from the third one.
+        final class Stamper: RequestInterceptor, @unchecked Sendable {
+            let seen = Locked<[Int]>([])
+            func adapt(_ request: URLRequest, context: AttemptContext) async throws -> URLRequest {
+                seen.withLock { $0.append(context.adaptation) }
+                var stamped = request
+                stamped.setValue("\(context.adaptation)", forHTTPHeaderField: "X-Adaptation")
+                return stamped
+            }
+            func isCurrent(_ request: URLRequest, context: AttemptContext) -> Bool { context.adaptation >= 3 }
+        }
+        let stamper = Stamper()
+        let sent = Locked<[String?]>([])
+        let pool = TaskPool(
+            configuration: .init(
+                transport: StubTransport { request, _ in
+                    sent.withLock { $0.append(request.value(forHTTPHeaderField: "X-Adaptation")) }
+                    return .json("{}")
+                }, interceptors: [stamper]))
+        #expect(try await pool.send(TestEndpoint()).statusCode == 200)
+        #expect(stamper.seen.withLock { $0 } == [1, 2, 3])
+        #expect(sent.withLock { $0 } == ["3"])
+    }
+
     @Test("no credential at all is a typed error, not a request")
     func noCredential() async throws {
         let calls = Counter()

@@ -29,8 +29,15 @@ public final class RequestTracing: RequestInterceptor, NetworkLogger, @unchecked
     // @unchecked Sendable: `open` is touched only under `lock`; spans are Sendable.
     private struct Open {
         let task: any Span
-        var attempt: (any Span)?
-        var attempts: Int
+        /// The attempts' spans not ended yet, by attempt number. An attempt's span ends on the
+        /// ``NetworkCore/TaskEvent/Kind/retrying`` event, which names the attempt to come, or when the task
+        /// ends. They are kept by number because the next attempt can be adapted (after a short back-off)
+        /// before the event of the retry reaches the logger.
+        var attempts: [Int: any Span]
+        /// The latest attempt adapted.
+        var latest: Int
+        /// The latest attempt's span, if it is open.
+        var latestAttempt: (any Span)? { attempts[latest] }
     }
 
     private let chosenTracer: (any Tracer)?
@@ -64,14 +71,16 @@ public final class RequestTracing: RequestInterceptor, NetworkLogger, @unchecked
         let method = context.method.rawValue
         let parent = ServiceContext.current ?? .topLevel
         let (task, replaced) = locked { () -> (any Span, Open?) in
-            if context.attempt > 1, let existing = open[context.taskID] { return (existing.task, nil) }
-            // A first attempt: a task of this id still open was replaced (`DuplicatePolicy.replace`).
+            if context.attempt > 1 || context.adaptation > 1, let existing = open[context.taskID] {
+                return (existing.task, nil)
+            }
+            // A task's first adaptation: a task of this id still open was replaced (`DuplicatePolicy.replace`).
             let replaced = open.removeValue(forKey: context.taskID)
             let span = tracer.startSpan(method, context: parent, ofKind: .internal)
             span.attributes["networkcore.task.id"] = context.taskID
             span.attributes["http.request.method"] = method
             if let url = request.url { span.attributes["url.full"] = Redactor.default.redact(url) }
-            open[context.taskID] = Open(task: span, attempt: nil, attempts: 0)
+            open[context.taskID] = Open(task: span, attempts: [:], latest: 0)
             return (span, replaced)
         }
         if let replaced { Self.end(replaced, status: nil, error: "replaced") }
@@ -85,13 +94,15 @@ public final class RequestTracing: RequestInterceptor, NetworkLogger, @unchecked
             }
         }
         if context.attempt > 1 { attempt.attributes["http.request.resend_count"] = context.attempt - 1 }
-        let previous = locked { () -> (any Span)? in
-            let previous = open[context.taskID]?.attempt
-            open[context.taskID]?.attempt = attempt
-            open[context.taskID]?.attempts += 1
-            return previous
+        let readapted = locked { () -> (any Span)? in
+            guard var task = open[context.taskID] else { return nil }
+            defer { open[context.taskID] = task }
+            task.latest = max(task.latest, context.attempt)
+            return task.attempts.updateValue(attempt, forKey: context.attempt)
         }
-        previous?.end()
+        // The same attempt adapted again (`context.adaptation`, a credential renewed meanwhile): that request
+        // never went out.
+        readapted?.end()
         var traced = request
         tracer.inject(attempt.context, into: &traced, using: HeaderInjector())
         return traced
@@ -103,9 +114,9 @@ public final class RequestTracing: RequestInterceptor, NetworkLogger, @unchecked
     public func log(_ event: TaskEvent) {
         switch event.kind {
         case .queued, .started, .stalled, .credentialRefreshed:
-            if event.kind == .stalled { locked { open[event.taskID]?.attempt }?.addEvent("stalled") }
+            if event.kind == .stalled { locked { open[event.taskID]?.latestAttempt }?.addEvent("stalled") }
         case .redirected:
-            let attempt = locked { open[event.taskID]?.attempt }
+            let attempt = locked { open[event.taskID]?.latestAttempt }
             attempt?.addEvent(
                 SpanEvent(
                     name: "redirect",
@@ -114,15 +125,13 @@ public final class RequestTracing: RequestInterceptor, NetworkLogger, @unchecked
                         "url.full": .string(event.redirectURL ?? ""),
                     ]))
         case .retrying:
-            let attempt = locked { () -> (any Span)? in
-                defer { open[event.taskID]?.attempt = nil }
-                return open[event.taskID]?.attempt
-            }
-            if let attempt { Self.end(attempt, status: event.statusCode, error: event.error.map(Self.errorType)) }
+            // The event names the attempt to come; the one that failed is the one before.
+            let failed = locked { open[event.taskID]?.attempts.removeValue(forKey: event.attempt - 1) }
+            if let failed { Self.end(failed, status: event.statusCode, error: event.error.map(Self.errorType)) }
         case .finished, .failed, .cancelled:
             guard let ended = locked({ open.removeValue(forKey: event.taskID) }) else { return }
             ended.task.attributes["networkcore.service"] = event.service
-            ended.task.attributes["networkcore.attempts"] = ended.attempts
+            ended.task.attributes["networkcore.attempts"] = ended.latest
             let error =
                 event.kind == .finished ? nil : event.kind == .cancelled ? "cancelled" : event.error.map(Self.errorType)
             Self.end(ended, status: event.statusCode, error: error)
@@ -131,8 +140,13 @@ public final class RequestTracing: RequestInterceptor, NetworkLogger, @unchecked
 
     // MARK: Ending spans
 
+    /// Ends the task's span and its attempts' with the task's end: the latest attempt's with its status. An
+    /// earlier attempt still open was retried, and the retry's event has not come yet; it ends with no
+    /// status.
     private static func end(_ open: Open, status: Int?, error: String?) {
-        if let attempt = open.attempt { end(attempt, status: status, error: error) }
+        for (number, attempt) in open.attempts.sorted(by: { $0.key < $1.key }) {
+            if number == open.latest { end(attempt, status: status, error: error) } else { attempt.end() }
+        }
         end(open.task, status: status, error: error)
     }
 

@@ -63,6 +63,77 @@ struct TracingIntegrationTests {
         #expect(tracing.openTasks == 0)
     }
 
+    /// The orders in which a retried task's adaptations and events can reach the tracing: the pool logs the
+    /// retry on the thread that decided it, and after a short back-off the next attempt can be adapted first.
+    enum RetryOrder: String, CaseIterable, CustomTestStringConvertible {
+        case retryThenAdapt, adaptThenRetry, endThenRetry
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "each attempt's span ends with its own status, in every order of the retry's event and the next adaptation",
+        arguments: RetryOrder.allCases)
+    func retryOrders(order: RetryOrder) async throws {
+        let tracer = InMemoryTracer()
+        let tracing = RequestTracing(tracer: tracer)
+        let request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:9/items")))
+        func adapt(_ attempt: Int) async throws {
+            let context = AttemptContext(taskID: "items", attempt: attempt, method: .get)
+            _ = try await tracing.adapt(request, context: context)
+        }
+        func log(_ kind: TaskEvent.Kind, attempt: Int, status: Int) {
+            tracing.log(
+                TaskEvent(
+                    kind: kind, taskID: "items", method: "GET", url: "http://127.0.0.1:9/items", attempt: attempt,
+                    statusCode: status))
+        }
+        try await adapt(1)
+        if order == .retryThenAdapt { log(.retrying, attempt: 2, status: 503) }
+        try await adapt(2)
+        if order == .adaptThenRetry { log(.retrying, attempt: 2, status: 503) }
+        log(.finished, attempt: 2, status: 200)
+        if order == .endThenRetry { log(.retrying, attempt: 2, status: 503) }
+
+        let clients = tracer.finishedSpans.filter { $0.kind == .client }
+        #expect(clients.count == 2)
+        let first = try #require(clients.first { $0.attributes["http.request.resend_count"] == nil })
+        let second = try #require(clients.first { $0.attributes["http.request.resend_count"] != nil })
+        // The retry's event came after the task ended only in the last order: the first span ended then,
+        // without the status it never learnt.
+        let firstStatus = first.attributes["http.response.status_code"]?.toSpanAttribute()
+        #expect(firstStatus == (order == .endThenRetry ? nil : 503))
+        #expect(second.attributes["http.response.status_code"]?.toSpanAttribute() == 200)
+        #expect(second.status == nil)
+        let task = try #require(tracer.finishedSpans.first { $0.kind == .internal })
+        #expect(task.attributes["networkcore.attempts"]?.toSpanAttribute() == 2)
+        #expect(tracer.finishedSpans.count == 3)
+        #expect(tracing.openTasks == 0)
+    }
+
+    @Test("an attempt adapted again (a credential renewed meanwhile) ends the span of the request that never went out")
+    func readaptedAttempt() async throws {
+        let tracer = InMemoryTracer()
+        let tracing = RequestTracing(tracer: tracer)
+        let request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:9/items")))
+        var context = AttemptContext(taskID: "items", attempt: 1, method: .get)
+        let unsent = try await tracing.adapt(request, context: context)
+        context.adaptation = 2
+        let sent = try await tracing.adapt(request, context: context)
+        #expect(tracer.finishedSpans.filter { $0.kind == .client }.count == 1)
+        tracing.log(
+            TaskEvent(
+                kind: .finished, taskID: "items", method: "GET", url: "http://127.0.0.1:9/items", attempt: 1,
+                statusCode: 200))
+        let clients = tracer.finishedSpans.filter { $0.kind == .client }
+        #expect(clients.count == 2)
+        let spanIDs = [unsent, sent].map { $0.value(forHTTPHeaderField: InMemoryTracer.spanIDKey) }
+        #expect(clients.map(\.spanID) == spanIDs)
+        #expect(clients.map { $0.attributes["http.response.status_code"]?.toSpanAttribute() } == [nil, 200])
+        let task = try #require(tracer.finishedSpans.first { $0.kind == .internal })
+        #expect(task.attributes["networkcore.attempts"]?.toSpanAttribute() == 1)
+        #expect(tracing.openTasks == 0)
+    }
+
     @Test("a failed task and a cancelled one end their spans with error.type; nothing stays open")
     func failedAndCancelled() async throws {
         let server = try MockServer { request in

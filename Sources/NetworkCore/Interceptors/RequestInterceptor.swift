@@ -83,6 +83,11 @@ public struct AttemptContext: Sendable {
     public let elapsed: TimeInterval
     /// Seconds left before the task's deadline, or `nil` when it has none.
     public let remaining: TimeInterval?
+    /// How many times this attempt's request has been adapted, from 1. When an interceptor says the adapted
+    /// request is no longer current (``RequestInterceptor/isCurrent(_:context:)``: a credential was renewed
+    /// meanwhile), every interceptor adapts the attempt's request again, with this one more; that request
+    /// is sent instead.
+    public var adaptation = 1
     private let onWaitingForCredential: @Sendable () -> Void
     private let onCredentialRefreshed: @Sendable () -> Void
 

@@ -66,7 +66,8 @@ public struct TaskEvent: Sendable {
     public let method: String
     /// The request URL, with credentials redacted.
     public let url: String
-    /// Which attempt this is, from 1.
+    /// Which attempt this is, from 1; for ``Kind/retrying``, the attempt to come (the one that failed is
+    /// the one before).
     public let attempt: Int
     /// When it happened.
     public let date: Date

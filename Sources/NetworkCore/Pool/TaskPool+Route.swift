@@ -192,8 +192,9 @@ extension TaskPool {
     /// longer current (a credential renewed since it was applied), in which case it is adapted again,
     /// up to ``maximumAdaptations`` times.
     private func adapt(_ prepared: URLRequest, of task: DataTask, attempt: Int) async {
-        let context = attemptContext(attempt, of: task)
+        var context = attemptContext(attempt, of: task)
         for adaptation in 1...Self.maximumAdaptations {
+            context.adaptation = adaptation
             var request = prepared
             do {
                 for interceptor in task.plan.interceptors {
