@@ -377,7 +377,7 @@ struct AuthenticationTests {
     @Test("a request no longer current is adapted again, with the context's adaptation counting; the last one is sent")
     func adaptedAgain() async throws {
         /// Stamps each adaptation; its request stays current from the third one.
-        final class Stamper: RequestInterceptor, @unchecked Sendable {
+        final class Stamper: RequestInterceptor, Sendable {
             let seen = Locked<[Int]>([])
             func adapt(_ request: URLRequest, context: AttemptContext) async throws -> URLRequest {
                 seen.withLock { $0.append(context.adaptation) }
