@@ -202,6 +202,40 @@ struct RetryTests {
         #expect(logger.events.filter { $0.kind != .started && $0.kind != .retrying }.count == 1)
     }
 
+    @Test("a retry's wait begins once the retry is logged: a logger slow on it sees nothing of the next attempt first")
+    func retryLoggedBeforeTheNextAttempt() async throws {
+        let second = DispatchSemaphore(value: 0)
+        let script = Script { index in
+            if index == 1 { second.signal() }
+            return index == 0 ? .json("{}", statusCode: 503) : .json(#"{"ok": true}"#)
+        }
+        /// On the retry, waits (0.3 s at most) for the next attempt's request, and notes how many had come.
+        final class SlowOnRetry: NetworkLogger {
+            let script: Script
+            let second: DispatchSemaphore
+            let requestsWhenLogged = Locked<[Int]>([])
+            init(script: Script, second: DispatchSemaphore) {
+                self.script = script
+                self.second = second
+            }
+            func log(_ event: TaskEvent) {
+                guard event.kind == .retrying else { return }
+                _ = second.wait(timeout: .now() + 0.3)
+                requestsWhenLogged.withLock { $0.append(script.count) }
+            }
+        }
+        let slow = SlowOnRetry(script: script, second: second)
+        let logger = InMemoryLogger()
+        let (pool, base, _) = try Venue.stub.pool(
+            script, logger: CombinedLogger([slow, logger]), interceptors: [fastRetry(baseDelay: 0.001)])
+        #expect(try await pool.send(TestEndpoint(baseURL: base)).statusCode == 200)
+        // Before, the retry's 1 ms timer was armed as the retry was decided, and the next attempt could run,
+        // on another thread, while the retry was still being logged.
+        #expect(slow.requestsWhenLogged.withLock { $0 } == [1])
+        #expect(logger.events.map(\.kind) == [.started, .retrying, .finished])
+        #expect(script.count == 2)
+    }
+
     @Test("a cancelled task is never retried")
     func cancelledNotRetried() async throws {
         let calls = Counter()

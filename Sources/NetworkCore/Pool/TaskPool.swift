@@ -230,7 +230,9 @@ public final class TaskPool: Sendable {
         var effects = State.Effects()
         let result = state.withLock { state -> T in
             let result = event(&state, &effects)
-            if let time = effects.timer { arm(for: time) }
+            // With events to log, the timer is armed once they are (`perform`): fired first, it could act on
+            // another thread (a retry's next attempt) and log what follows before them.
+            if let time = effects.timer, !effects.hasLogEntries { arm(for: time) }
             if effects.hasProgress { for case .progress(let progress) in effects.others { tell(progress) } }
             return result
         }
@@ -256,11 +258,17 @@ public final class TaskPool: Sendable {
         }
     }
 
-    /// Performs an event's effects, in this order: its events are logged, the tasks that ended let their
-    /// delivery know, the waiters are resumed, the work of ended tasks is stopped, and the attempts that
-    /// may now begin begin.
+    /// Performs an event's effects, in this order: its events are logged (then the timer it set is armed),
+    /// the tasks that ended let their delivery know, the waiters are resumed, the work of ended tasks is
+    /// stopped, and the attempts that may now begin begin.
     func perform(_ effects: State.Effects) {
-        if effects.hasLogEntries { for case .log(let entry) in effects.others { log(entry) } }
+        if effects.hasLogEntries {
+            for case .log(let entry) in effects.others { log(entry) }
+            if effects.timer != nil {
+                // For the first time set now, which other events may have made earlier meanwhile.
+                state.withLock { state in if state.armedTime != .max { arm(for: state.armedTime) } }
+            }
+        }
         for (handle, outcome) in effects.ended { handle.plan.delivery.taskEnded(with: outcome) }
         for (waiter, outcome) in effects.resumes { waiter.resume(outcome) }
         for other in effects.others {
