@@ -31,6 +31,13 @@ import NetworkCoreNIOSupport
 ///   between body chunks, the client's read timeout applies (60 s in ``defaultConfiguration``);
 /// - reports errors as `URLError`s with the codes ``RetryPolicy`` knows (`.timedOut`,
 ///   `.cannotConnectToHost`, `.networkConnectionLost`…), the client's own error underneath;
+/// - sends a request once more when its connection closes (or is reset) before any of the answer arrives,
+///   as a server does to a kept-alive connection it has let go idle, if the server keeps connections alive
+///   (an earlier answer from that origin left its connection open), the method is idempotent (`GET`,
+///   `HEAD`, `PUT`, `DELETE`, `OPTIONS`, `TRACE`) and the body goes in one write (none, or at most 256 KB
+///   in memory or a file). AsyncHTTPClient does not say whether the connection was a reused one, so a new
+///   connection to such a server closed so is tried once more too. Anything else (a `POST`, a stream, a
+///   second close) fails as `.networkConnectionLost`, for the pool's ``RetryPolicy`` to judge;
 /// - keeps no cookies and no cache.
 public final class AsyncHTTPClientTransport: Transport {
     /// The client requests go through. It belongs to this transport: ``shutdown()`` shuts it down.
@@ -38,6 +45,8 @@ public final class AsyncHTTPClientTransport: Transport {
     /// Whether the client decodes compressed answers, so requests ask for them.
     private let decompresses: Bool
     private let isShutDown = NIOLockedValueBox(false)
+    /// The origins whose answers have left their connections open.
+    private let keptAlive = KeptAliveOrigins()
 
     /// The configuration ``init(configuration:eventLoopGroup:)`` uses unless told otherwise: AsyncHTTPClient's
     /// defaults, but for what makes it answer as `URLSession` does:
@@ -112,9 +121,24 @@ public final class AsyncHTTPClientTransport: Transport {
             return transfer
         }
         let transfer = Transfer(
-            events: events, url: request.url, headTimeout: request.timeoutInterval, sentWhole: sentWhole)
+            events: events, url: request.url, headTimeout: request.timeoutInterval, sentWhole: sentWhole,
+            keptAlive: Self.isIdempotent(request) ? keptAlive : nil)
         execute(request, transfer: transfer)
         return transfer
+    }
+
+    /// Whether `request`'s method is idempotent (RFC 9110 §9.2.2): sending it twice does what sending it
+    /// once does, so one that met a closed connection before its answer may be sent again.
+    static func isIdempotent(_ request: URLRequest) -> Bool {
+        ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"].contains((request.httpMethod ?? "GET").uppercased())
+    }
+
+    /// Whether `error` says the connection closed, or was reset, before any of the answer arrived (the
+    /// caller knows none did).
+    static func isClosedConnection(_ error: any Error) -> Bool {
+        if let error = error as? HTTPClientError { return error == .remoteConnectionClosed }
+        if let error = error as? IOError { return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE }
+        return false
     }
 
     /// Sends `request`, without a body, through the client's delegate interface.
@@ -127,7 +151,9 @@ public final class AsyncHTTPClientTransport: Transport {
         } catch {
             return transfer.fail(error)
         }
-        transfer.attach(client.execute(request: outgoing, delegate: transfer, eventLoop: .indifferent))
+        transfer.send { [client] transfer in
+            client.execute(request: outgoing, delegate: transfer, eventLoop: .indifferent)
+        }
     }
 
     /// The headers `request` goes with: its own, and `Accept-Encoding` where the client decodes answers.
@@ -145,8 +171,24 @@ public final class AsyncHTTPClientTransport: Transport {
     {
         let (outgoing, sentWhole) = try await outgoingRequest(request, body: body, events: events)
         let wait = request.timeoutInterval > 0 ? min(request.timeoutInterval, 86_400 * 365) : 86_400 * 365
-        let response = try await client.execute(
-            outgoing, deadline: NIODeadline.now() + TimeAmount.nanoseconds(Int64(wait * 1e9)))
+        let deadline = NIODeadline.now() + TimeAmount.nanoseconds(Int64(wait * 1e9))
+        // A body in one write is in `outgoing` whole, and goes again as it is.
+        var resends = sentWhole != nil && Self.isIdempotent(request)
+        let response: HTTPClientResponse
+        while true {
+            do {
+                response = try await client.execute(outgoing, deadline: deadline)
+                break
+            } catch
+                where resends && Self.isClosedConnection(error) && keptAlive.contains(request.url)
+                && !Task.isCancelled
+            {
+                resends = false
+            }
+        }
+        if HTTPResponseHead(version: response.version, status: response.status, headers: response.headers).isKeepAlive {
+            keptAlive.insert(request.url)
+        }
         if let sentWhole { events.sent(totalBytes: sentWhole, expected: sentWhole) }
         let head = HTTPURLResponse.head(
             status: Int(response.status.code), version: response.version, headers: response.headers, url: request.url)
@@ -241,6 +283,8 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
         var over = false
         var headArrived = false
         var headTimer: Scheduled<Void>?
+        /// Makes the client's request, kept while it may be sent once more.
+        var send: (@Sendable (Transfer) -> HTTPClient.Task<Void>)?
         var paused = false
         /// The read held back while paused.
         var held: EventLoopPromise<Void>?
@@ -253,12 +297,26 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
     /// Through the delegate interface, the length of the body sent (0 for an empty one, `nil` for none),
     /// reported as sent when the head comes.
     private let sentWhole: Int?
+    /// For a request that may be sent once more if its connection closes before any of the answer arrives:
+    /// the origins whose answers have left their connections open, which the transfer's answer joins if it
+    /// does so too. The request goes again only to such an origin.
+    private let keptAlive: KeptAliveOrigins?
 
-    init(events: TransportEvents, url: URL?, headTimeout: TimeInterval, sentWhole: Int? = nil) {
+    init(
+        events: TransportEvents, url: URL?, headTimeout: TimeInterval, sentWhole: Int? = nil,
+        keptAlive: KeptAliveOrigins? = nil
+    ) {
         self.events = events
         self.url = url
         self.headTimeout = headTimeout
         self.sentWhole = sentWhole
+        self.keptAlive = keptAlive
+    }
+
+    /// Sends the client's request that `make` makes; it makes it again if the request is to go once more.
+    func send(_ make: @escaping @Sendable (Transfer) -> HTTPClient.Task<Void>) {
+        if keptAlive != nil { state.withLockedValue { $0.send = make } }
+        attach(make(self))
     }
 
     /// The task that sends the request; cancelled at once if the transfer already was.
@@ -271,15 +329,15 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
     }
 
     /// The client's request: cancelled at once if the transfer already was; its head awaited at most the
-    /// request's timeout. A request the client fails without telling its delegate (one sent after the client
-    /// was shut down) ends the transfer with that failure.
-    func attach(_ request: HTTPClient.Task<Void>) {
-        request.futureResult.whenFailure { [self] error in fail(error) }
+    /// request's timeout, from the first request's start. A request the client fails without telling its
+    /// delegate (one sent after the client was shut down) ends the transfer with that failure.
+    private func attach(_ request: HTTPClient.Task<Void>) {
+        request.futureResult.whenFailure { [self] error in fail(error, of: request) }
         let loop = request.eventLoop
         let timeout = headTimeout > 0 ? min(headTimeout, 86_400 * 365) : nil
         let cancelled = state.withLockedValue { state in
             state.request = request
-            if !state.cancelled, !state.headArrived, !state.over, let timeout {
+            if !state.cancelled, !state.headArrived, !state.over, state.headTimer == nil, let timeout {
                 state.headTimer = loop.scheduleTask(in: TimeAmount.nanoseconds(Int64(timeout * 1e9))) { [weak self] in
                     self?.headTimedOut()
                 }
@@ -294,17 +352,40 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
         request?.fail(reason: HTTPClientError.deadlineExceeded)
     }
 
-    /// Reports `error` as the transfer's end, unless it has ended.
-    func fail(_ error: any Error) {
-        let (cancelled, reports, timer) = state.withLockedValue { state in
+    /// Reports `error` as the transfer's end, unless it has ended. A failure of the client's `request` whose
+    /// connection closed before any of the answer arrived sends the request once more, if it may go again;
+    /// a failure of a request the transfer no longer waits for is not its end.
+    func fail(_ error: any Error, of request: HTTPClient.Task<Void>? = nil) {
+        enum Next {
+            case ignore
+            case sendAgain(@Sendable (Transfer) -> HTTPClient.Task<Void>)
+            case end(cancelled: Bool, reports: Bool, timer: Scheduled<Void>?)
+        }
+        let resendable =
+            request != nil && AsyncHTTPClientTransport.isClosedConnection(error) && keptAlive?.contains(url) == true
+        let next = state.withLockedValue { state -> Next in
+            if let request, state.request !== request { return .ignore }
+            if resendable, let send = state.send, !state.cancelled, !state.over, !state.headArrived {
+                state.send = nil
+                state.request = nil
+                return .sendAgain(send)
+            }
             defer {
                 state.over = true
                 state.headTimer = nil
+                state.send = nil
             }
-            return (state.cancelled, !state.over, state.headTimer)
+            return .end(cancelled: state.cancelled, reports: !state.over, timer: state.headTimer)
         }
-        timer?.cancel()
-        if reports { events.fail(AsyncHTTPClientTransport.translate(error, cancelled: cancelled)) }
+        switch next {
+        case .ignore:
+            return
+        case .sendAgain(let send):
+            attach(send(self))
+        case .end(let cancelled, let reports, let timer):
+            timer?.cancel()
+            if reports { events.fail(AsyncHTTPClientTransport.translate(error, cancelled: cancelled)) }
+        }
     }
 
     func cancel() {
@@ -357,6 +438,7 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
             return state.headTimer
         }
         timer?.cancel()
+        if head.isKeepAlive { keptAlive?.insert(url) }
         if let sentWhole { events.sent(totalBytes: sentWhole, expected: sentWhole) }
         let response = HTTPURLResponse.head(
             status: Int(head.status.code), version: head.version, headers: head.headers, url: url)
@@ -373,7 +455,7 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
     }
 
     func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
-        fail(error)
+        fail(error, of: task)
     }
 
     func didFinishRequest(task: HTTPClient.Task<Void>) throws {
@@ -388,5 +470,29 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
     private func decline(_ task: HTTPClient.Task<Void>) {
         state.withLockedValue { $0.over = true }
         task.cancel()
+    }
+}
+
+/// The origins (scheme, host and port) whose answers have left their connections open: a request to one of
+/// them that meets a closed connection before its answer met, most likely, a kept-alive connection the
+/// server let go.
+final class KeptAliveOrigins: Sendable {
+    private let origins = NIOLockedValueBox(Set<String>())
+
+    /// Adds `url`'s origin.
+    func insert(_ url: URL?) {
+        guard let origin = Self.origin(of: url) else { return }
+        _ = origins.withLockedValue { $0.insert(origin) }
+    }
+
+    /// Whether `url`'s origin is one of them.
+    func contains(_ url: URL?) -> Bool {
+        guard let origin = Self.origin(of: url) else { return false }
+        return origins.withLockedValue { $0.contains(origin) }
+    }
+
+    private static func origin(of url: URL?) -> String? {
+        guard let url, let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+        return "\(scheme)://\(host):\(url.port ?? (scheme == "https" ? 443 : 80))"
     }
 }

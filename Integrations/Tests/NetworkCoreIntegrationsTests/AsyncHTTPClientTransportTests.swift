@@ -231,6 +231,87 @@ struct AsyncHTTPClientTransportTests {
         #expect((translated as? URLError)?.failingURL == nil)
     }
 
+    @Test(
+        "a kept-alive connection the server closes as the next request arrives: a GET and a small PUT go once more on a new connection; a POST, a stream, a second close and a server that keeps nothing alive fail"
+    )
+    func closedConnectionIsResent() async throws {
+        // The server answers the first request of each connection and closes it when a second arrives.
+        let server = try await TestServer.start(answersPerConnection: 1)
+        defer { server.stop() }
+        var configuration = AsyncHTTPClientTransport.defaultConfiguration
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 1  // the next request waits for it
+        let transport = AsyncHTTPClientTransport(configuration: configuration)
+        let pool = TaskPool(configuration: .init(transport: transport))
+        func send(
+            _ path: String, _ method: NetworkCore.HTTPMethod = .get, _ task: HTTPTask = .plain
+        ) async throws(NetworkError) -> String {
+            let endpoint = TestEndpoint(baseURL: server.baseURL, path: path, method: method, task: task)
+            return String(decoding: try await pool.send(endpoint).body, as: UTF8.self)
+        }
+        func lost(_ path: String, _ method: NetworkCore.HTTPMethod, _ task: HTTPTask = .plain) async {
+            do {
+                _ = try await send(path, method, task)
+                Issue.record("\(method) \(path) was answered")
+            } catch {
+                #expect(error.urlError?.code == .networkConnectionLost, "\(error)")
+            }
+        }
+        #expect(try await send("one") == "/one")
+        #expect(try await send("two") == "/two")  // on the closed connection, then on a new one
+        #expect(server.connections == 2 && server.requests == 3)
+        #expect(try await send("put", .put, .data(Data("body".utf8), contentType: "text/plain")) == "/put")
+        #expect(server.connections == 3 && server.requests == 5)
+        await lost("post", .post, .data(Data("body".utf8), contentType: "text/plain"))  // a POST is not sent twice
+        #expect(server.connections == 3 && server.requests == 6)
+
+        #expect(try await send("three") == "/three")
+        let streamed = await server.sendStreamed("PUT", "/stream", through: transport)
+        #expect {  // a stream is read once
+            try streamed.get()
+        } throws: { error in
+            (error as? URLError)?.code == .networkConnectionLost
+        }
+        #expect(server.connections == 4 && server.requests == 8)
+        try await transport.shutdown()
+
+        // A server that has kept no connection alive: a close before the answer is not taken for a stale
+        // connection (MockServer closes each connection after one answer unless told to keep it).
+        let closing = try MockServer { _ in .text("ok") }
+        defer { closing.stop() }
+        let fresh = AsyncHTTPClientTransport()
+        let freshPool = TaskPool(configuration: .init(transport: fresh))
+        closing.failNext(with: .closeBeforeAnswer)
+        await #expect(throws: NetworkError.self) {
+            try await freshPool.send(TestEndpoint(baseURL: closing.baseURL, path: "x"))
+        }
+        #expect(closing.count() == 1)
+        try await fresh.shutdown()
+
+        // One that keeps connections alive: once it has, a close is tried once more, and a second fails.
+        let keeping = try MockServer(keepsAlive: true) { _ in .text("ok") }
+        defer { keeping.stop() }
+        let again = AsyncHTTPClientTransport()
+        let againPool = TaskPool(configuration: .init(transport: again))
+        func get() async throws(NetworkError) -> String {
+            String(
+                decoding: try await againPool.send(TestEndpoint(baseURL: keeping.baseURL, path: "x")).body,
+                as: UTF8.self)
+        }
+        #expect(try await get() == "ok")
+        keeping.failNext(with: .closeBeforeAnswer)
+        #expect(try await get() == "ok")
+        #expect(keeping.count() == 3)
+        keeping.failNext(2, with: .closeBeforeAnswer)
+        do {
+            _ = try await get()
+            Issue.record("two closes were answered")
+        } catch {
+            #expect(error.urlError?.code == .networkConnectionLost, "\(error)")
+        }
+        #expect(keeping.count() == 5)
+        try await again.shutdown()
+    }
+
     @Test("shutdown is safe twice; a send after it fails, and does not hang")
     func shutdown() async throws {
         let transport = AsyncHTTPClientTransport()

@@ -90,14 +90,7 @@ struct NIOTransportTests {
         #expect(server.connections == 2)
         #expect(server.requests == 3)  // "two" arrived twice: on the closed connection, then on a new one
 
-        let (chunks, feed) = AsyncThrowingStream<Data, any Error>.makeStream()
-        feed.yield(Data("once".utf8))
-        feed.finish()
-        var request = URLRequest(url: URL(string: server.baseURL + "/three")!)
-        request.httpMethod = "POST"
-        let result = await TransportEvents.collect(
-            from: transport, request: request, body: .stream(chunks, length: 4),
-            context: TransportContext(taskID: "three"))
+        let result = await server.sendStreamed("POST", "/three", through: transport)
         // Closed by the server, or reset if it closed with the request unread: a lost connection either way.
         #expect {
             try result.get()
@@ -282,6 +275,20 @@ final class TestServer: Sendable {
     }
 
     func stop() { channel.close(promise: nil) }
+
+    /// Sends `method` `path` through `transport` with a stream body (4 bytes, readable once), and its result.
+    func sendStreamed(
+        _ method: String, _ path: String, through transport: some Transport
+    ) async -> Result<(Data, HTTPURLResponse), any Error> {
+        let (chunks, feed) = AsyncThrowingStream<Data, any Error>.makeStream()
+        feed.yield(Data("once".utf8))
+        feed.finish()
+        var request = URLRequest(url: URL(string: baseURL + path)!)
+        request.httpMethod = method
+        return await TransportEvents.collect(
+            from: transport, request: request, body: .stream(chunks, length: 4), context: TransportContext(taskID: path)
+        )
+    }
 
     /// Where the test writes bytes of its own, below the HTTP handlers.
     private final class RawBytes: ChannelOutboundHandler {
