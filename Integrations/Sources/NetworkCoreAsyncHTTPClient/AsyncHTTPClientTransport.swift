@@ -475,15 +475,26 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
 
 /// The origins (scheme, host and port) whose answers have left their connections open: a request to one of
 /// them that meets a closed connection before its answer met, most likely, a kept-alive connection the
-/// server let go.
+/// server let go. At most ``limit`` are kept: past it they are forgotten, and learnt again from the next
+/// answers.
 final class KeptAliveOrigins: Sendable {
     private let origins = NIOLockedValueBox(Set<String>())
+    /// The most origins kept.
+    let limit: Int
+
+    init(limit: Int = 1_024) { self.limit = limit }
 
     /// Adds `url`'s origin.
     func insert(_ url: URL?) {
         guard let origin = Self.origin(of: url) else { return }
-        _ = origins.withLockedValue { $0.insert(origin) }
+        origins.withLockedValue { origins in
+            if origins.count >= limit, !origins.contains(origin) { origins.removeAll() }
+            origins.insert(origin)
+        }
     }
+
+    /// How many origins are kept.
+    var count: Int { origins.withLockedValue { $0.count } }
 
     /// Whether `url`'s origin is one of them.
     func contains(_ url: URL?) -> Bool {

@@ -312,6 +312,25 @@ struct AsyncHTTPClientTransportTests {
         try await again.shutdown()
     }
 
+    @Test("the origins known to keep connections alive: by scheme, host and default port; at most the limit")
+    func keptAliveOrigins() {
+        let origins = KeptAliveOrigins(limit: 3)
+        origins.insert(URL(string: "http://Example.com/a"))
+        #expect(origins.contains(URL(string: "http://example.com:80/b?c")))
+        #expect(!origins.contains(URL(string: "https://example.com/a")))
+        #expect(!origins.contains(URL(string: "http://example.com:8080/a")))
+        #expect(!origins.contains(nil))
+        origins.insert(URL(string: "https://example.com/a"))
+        origins.insert(URL(string: "http://[::1]:8080/a"))
+        origins.insert(URL(string: "http://[::1]:8080/b"))  // known: nothing forgotten
+        #expect(origins.count == 3)
+        #expect(origins.contains(URL(string: "https://example.com:443/")))
+        origins.insert(URL(string: "http://other.example/"))  // past the limit: the rest is forgotten
+        #expect(origins.count == 1)
+        #expect(origins.contains(URL(string: "http://other.example:80/x")))
+        #expect(!origins.contains(URL(string: "http://example.com/a")))
+    }
+
     @Test("shutdown is safe twice; a send after it fails, and does not hang")
     func shutdown() async throws {
         let transport = AsyncHTTPClientTransport()
