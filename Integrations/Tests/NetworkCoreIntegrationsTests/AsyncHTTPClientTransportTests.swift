@@ -312,11 +312,17 @@ struct AsyncHTTPClientTransportTests {
         try await again.shutdown()
     }
 
-    @Test("the origins known to keep connections alive: by scheme, host and default port; at most the limit")
+    @Test("the origins known to keep connections alive: by the URL's text up to its path; at most the limit")
     func keptAliveOrigins() {
+        #expect(KeptAliveOrigins.origin(of: URL(string: "http://127.0.0.1:8080/a/b?c#d")) == "http://127.0.0.1:8080")
+        #expect(KeptAliveOrigins.origin(of: URL(string: "https://[::1]?q")) == "https://[::1]")
+        #expect(KeptAliveOrigins.origin(of: URL(string: "http://user@host#f")) == "http://user@host")
+        #expect(KeptAliveOrigins.origin(of: URL(string: "file:///tmp/x")) == nil)
+        #expect(KeptAliveOrigins.origin(of: URL(string: "relative/path")) == nil)
+        #expect(KeptAliveOrigins.origin(of: nil) == nil)
         let origins = KeptAliveOrigins(limit: 3)
-        origins.insert(URL(string: "http://Example.com/a"))
-        #expect(origins.contains(URL(string: "http://example.com:80/b?c")))
+        origins.insert(URL(string: "http://example.com/a"))
+        #expect(origins.contains(URL(string: "http://example.com/b?c")))
         #expect(!origins.contains(URL(string: "https://example.com/a")))
         #expect(!origins.contains(URL(string: "http://example.com:8080/a")))
         #expect(!origins.contains(nil))
@@ -324,10 +330,10 @@ struct AsyncHTTPClientTransportTests {
         origins.insert(URL(string: "http://[::1]:8080/a"))
         origins.insert(URL(string: "http://[::1]:8080/b"))  // known: nothing forgotten
         #expect(origins.count == 3)
-        #expect(origins.contains(URL(string: "https://example.com:443/")))
+        #expect(origins.contains(URL(string: "https://example.com")))
         origins.insert(URL(string: "http://other.example/"))  // past the limit: the rest is forgotten
         #expect(origins.count == 1)
-        #expect(origins.contains(URL(string: "http://other.example:80/x")))
+        #expect(origins.contains(URL(string: "http://other.example/x")))
         #expect(!origins.contains(URL(string: "http://example.com/a")))
     }
 
