@@ -332,7 +332,6 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
     /// request's timeout, from the first request's start. A request the client fails without telling its
     /// delegate (one sent after the client was shut down) ends the transfer with that failure.
     private func attach(_ request: HTTPClient.Task<Void>) {
-        request.futureResult.whenFailure { [self] error in fail(error, of: request) }
         let loop = request.eventLoop
         let timeout = headTimeout > 0 ? min(headTimeout, 86_400 * 365) : nil
         let cancelled = state.withLockedValue { state in
@@ -344,6 +343,9 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
             }
             return state.cancelled
         }
+        // Once the request is the transfer's: a failure of a request the transfer does not wait for is
+        // ignored, and one that failed at once (the client shut down) would otherwise have been taken for it.
+        request.futureResult.whenFailure { [self] error in fail(error, of: request) }
         if cancelled { request.cancel() }
     }
 

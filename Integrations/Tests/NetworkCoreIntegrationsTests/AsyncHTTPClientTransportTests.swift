@@ -337,7 +337,7 @@ struct AsyncHTTPClientTransportTests {
         #expect(!origins.contains(URL(string: "http://example.com/a")))
     }
 
-    @Test("shutdown is safe twice; a send after it fails, and does not hang")
+    @Test("shutdown is safe twice; a send after it fails, and does not hang", .timeLimit(.minutes(1)))
     func shutdown() async throws {
         let transport = AsyncHTTPClientTransport()
         try await transport.shutdown()
