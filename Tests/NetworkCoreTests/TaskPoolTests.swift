@@ -313,14 +313,19 @@ struct TaskPoolTests {
         let pool = TaskPool.stubbed { _, _ in .json("{}") }
         let threads = Locked<(sender: pthread_t?, handler: pthread_t?)>((nil, nil))
         let done = Locked<CheckedContinuation<Int, Never>?>(nil)
+        let handled = DispatchSemaphore(value: 0)
         let status = await withCheckedContinuation { continuation in
             done.withLock { $0 = continuation }
             Thread.detachNewThread {
                 threads.withLock { $0.sender = pthread_self() }
                 pool.send(TestEndpoint(), id: "at once") { result in
                     threads.withLock { $0.handler = pthread_self() }
+                    handled.signal()
                     done.withLock { $0.take() }?.resume(returning: (try? result.get())?.statusCode ?? -1)
                 }
+                // The sending thread lives until the handler has run (60 s at most): the id of a thread that
+                // has ended can be the next new thread's (glibc reuses the memory it is the address of).
+                _ = handled.wait(timeout: .now() + 60)
             }
         }
         #expect(status == 200)
