@@ -20,9 +20,9 @@ struct TransportUnderTest: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 
     /// A pool over a new transport of this kind, configured as `configuration` says but for its transport,
-    /// recording into `recorder` if given. By default a request times out after 15 s without an answer, as
-    /// other wall-clock bounds stretched in a sanitizer's run (``slowRunScale``): there the whole suite runs at
-    /// once, several times slower, and a request over `URLSession` was seen to wait longer than 15 s for its answer.
+    /// recording into `recorder` if given. By default a request times out after 15 s without an answer,
+    /// stretched in a sanitizer's run as the other wall-clock bounds are (``slowRunScale``): there the whole
+    /// suite runs at once, several times slower, and a request over `URLSession` waited longer than 15 s.
     func pool(
         _ configuration: TaskPool.Configuration = .init(requestTimeout: 15 * slowRunScale),
         recordingInto recorder: HARRecorder? = nil
