@@ -215,7 +215,10 @@ struct SchedulingTests {
 
     @Test("the pool never runs more than its limits: per host and in all, counted at two servers")
     func limitsAtTheServer() async throws {
-        let (a, b) = (try ConcurrencyServer(hold: 0.02), try ConcurrencyServer(hold: 0.02))
+        // Each request is held long enough for the next ones to arrive while it is: under a sanitizer, with the
+        // whole suite on 2 cores, 20 ms once let the two servers see at most 3 at once between them.
+        let hold = 0.02 * slowRunScale
+        let (a, b) = (try ConcurrencyServer(hold: hold), try ConcurrencyServer(hold: hold))
         defer { a.stop(); b.stop() }
         let logger = InMemoryLogger()
         let pool = TaskPool(configuration: .init(logger: logger, maximumConcurrentTasks: 5, maximumTasksPerHost: 3))
