@@ -628,7 +628,7 @@ if options.suites.contains("transfers") {
     rows += try await transfers(options)
 }
 try await clients.nioTransport.shutdown()
-try await clients.asyncHTTPClient.shutdown()
+try await clients.asyncHTTPClient.shutdown().get()  // top-level code picks the future-returning overload
 await clients.ownNIOTransport.shutdown()
 let encoder = JSONEncoder()
 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
