@@ -29,7 +29,7 @@ struct GuideSamplesTests {
             files: ["Integrations/Tests/NetworkCoreIntegrationsTests/IntegrationsGuideTests.swift"]),
         GuidePage(
             page: "Docs/LiveInspector.md",
-            files: ["Integrations/Tests/NetworkCoreIntegrationsTests/InspectorGuideTests.swift"]),
+            files: ["Integrations/Tests/IntegrationSpecificTests/InspectorGuideTests.swift"]),
         GuidePage(
             page: "Sources/NetworkCore/NetworkCore.docc/NetworkCore.md",
             files: ["Tests/NetworkCoreTests/Guides/DocCSamples.swift"]),
