@@ -32,15 +32,18 @@ extension Endpoint {
     ) throws(NetworkError)
         -> URLRequest
     {
-        try urlRequest(defaultHeaders: defaultHeaders, checked: false, timeout: timeout)
+        try urlRequest(defaultHeaders: defaultHeaders, checked: false, timeout: timeout).request
     }
 
     /// Builds the request; `checked`: `defaultHeaders` have been checked and spelled canonically
     /// already (``HeaderName/checked(_:)``), as a pool does once for its own, rather than per request.
+    /// `bases`: the base URLs checked before (a pool's), looked in and added to. `origin`: the request's
+    /// origin (``URLParts/origin(of:)``) when it was read from its base URL and no encoder of the caller's
+    /// could have changed its URL; `nil` without `bases`.
     func urlRequest(
-        defaultHeaders: [String: String], checked: Bool, timeout: TimeInterval
-    ) throws(NetworkError) -> URLRequest {
-        let url = try validatedURL()
+        defaultHeaders: [String: String], checked: Bool, timeout: TimeInterval, bases: CheckedBaseURLs? = nil
+    ) throws(NetworkError) -> (request: URLRequest, origin: String?) {
+        let (url, origin) = try validatedURL(bases: bases)
         var request = URLRequest(url: url)
         // A request is a GET until told otherwise; FoundationNetworking's setter compares case-insensitively.
         let method = self.method
@@ -72,15 +75,35 @@ extension Endpoint {
         if case .parameters(_, _, _, let taskHeaders) = task { try merge(taskHeaders, into: &fields) }
         // One assignment: `setValue(_:forHTTPHeaderField:)` copies the whole dictionary per header.
         request.allHTTPHeaderFields = fields
+        let task = self.task
         try apply(task, to: &request)
-        return request
+        return (request, Self.keepsURL(task) ? origin : nil)
     }
 
-    private func validatedURL() throws(NetworkError) -> URL {
+    /// Whether `task` leaves the URL's origin as it is: all but a body encoder other than NetworkCore's.
+    private static func keepsURL(_ task: HTTPTask) -> Bool {
+        switch task {
+        case .bodyParameters(_, let encoder), .parameters(_, _, let encoder, _):
+            encoder is JSONBodyEncoder || encoder is FormBodyEncoder
+        default:
+            true
+        }
+    }
+
+    /// The URL, and its base URL's origin when `bases` is given.
+    private func validatedURL(bases: CheckedBaseURLs?) throws(NetworkError) -> (url: URL, origin: String?) {
         var base = baseURL.trimmingWhitespace()
         var path = path.trimmingWhitespace()
-        // Read from the bytes, without making strings: every send builds its URL here.
-        switch base.withUTF8({ base in path.withUTF8 { Self.problem(ofBase: base, path: $0) } }) {
+        let known = bases?.origin(ofChecked: base)
+        // Read from the bytes, without making strings: every send builds its URL here. A base URL checked
+        // before needs no second look; the path always does.
+        let problem = base.withUTF8 { base in
+            path.withUTF8 { path in
+                known == nil
+                    ? Self.problem(ofBase: base, path: path) : Self.dotSegment(in: path).map(URLProblem.dotSegment)
+            }
+        }
+        switch problem {
         case .none: break
         case .base(let reason): throw .invalidEndpoint(url: base, reason: reason)
         case .dotSegment(let segment):
@@ -93,7 +116,11 @@ extension Endpoint {
         guard let url = URL(string: joined) else {
             throw .invalidEndpoint(url: joined, reason: "base URL and path do not form a valid URL")
         }
-        return url
+        guard let bases else { return (url, nil) }
+        if let known { return (url, known) }
+        let origin = base.withUTF8(URLParts.origin(in:))
+        if let origin { bases.remember(base, origin: origin) }
+        return (url, origin)
     }
 
     /// What is wrong with a base URL and a path, or `nil`. The base URL needs a scheme (a letter, then

@@ -67,11 +67,12 @@ extension TaskPool {
 
     // MARK: 1–2. Building and admitting
 
-    func makeRequest(_ endpoint: some Endpoint) throws(NetworkError) -> URLRequest {
+    /// The endpoint's request, and its origin when it was read from a base URL the pool checked before.
+    func makeRequest(_ endpoint: some Endpoint) throws(NetworkError) -> (request: URLRequest, origin: String?) {
         try endpoint.urlRequest(
             defaultHeaders: checkedDefaultHeaders ?? configuration.defaultHeaders,
             checked: checkedDefaultHeaders != nil,
-            timeout: configuration.requestTimeout)
+            timeout: configuration.requestTimeout, bases: checkedBaseURLs)
     }
 
     /// Builds the request and registers its task: answered by the cache, joined to a running task with
@@ -81,7 +82,7 @@ extension TaskPool {
         _ endpoint: some Endpoint, id: String?, delivery: Delivery = .memory, waiter: Waiter? = nil,
         revalidating: Bool = false
     ) throws(NetworkError) -> Sent {
-        let request = try makeRequest(endpoint)
+        let (request, origin) = try makeRequest(endpoint)
         // The cache stage: an answer from the store, or a transaction for the answer to come.
         var cache: CacheTransaction?
         var cached: Outcome?
@@ -126,7 +127,7 @@ extension TaskPool {
         let givenID = id?.isEmpty == false ? id : nil
         let submission = State.Submission(
             givenID: givenID, derivedID: givenID == nil ? TaskID.derive(from: request) : "",
-            host: cached == nil ? URLParts.origin(of: request.url) ?? "" : "", priority: endpoint.priority,
+            host: cached == nil ? origin ?? URLParts.origin(of: request.url) ?? "" : "", priority: endpoint.priority,
             deadline: deadline, stallThreshold: configuration.stallThreshold, cached: cached,
             duplicatePolicy: configuration.duplicatePolicy, waiter: waiter)
         let ownInterceptors = !endpointInterceptors.isEmpty

@@ -69,6 +69,8 @@ public final class TaskPool: Sendable {
     /// The configuration's default headers checked and spelled canonically once, or `nil` when one is
     /// invalid: then every request checks them again, and fails with the endpoint's URL in its error.
     let checkedDefaultHeaders: [String: String]?
+    /// The base URLs the pool's requests were built from lately, checked, with their origins.
+    let checkedBaseURLs = CheckedBaseURLs()
     /// The one dispatch timer for every task's deadline, stall check and retry wait, made when the first
     /// timer is set (an armed dispatch timer costs every pass of the dispatch event loop, so a pool
     /// whose tasks have no deadline has none). Touched only under the state's lock, in ``mutate(_:)``.
@@ -147,7 +149,7 @@ public final class TaskPool: Sendable {
     /// The id a send of `endpoint` gets when none is given: method and URL with sorted query,
     /// credentials left out, and a digest of the body if there is one.
     public func taskID(for endpoint: some Endpoint) throws(NetworkError) -> String {
-        TaskID.derive(from: try makeRequest(endpoint))
+        TaskID.derive(from: try makeRequest(endpoint).request)
     }
 
     /// Parses the body with `parser`, its error typed. Throwing rather than returning a `Result`, whose

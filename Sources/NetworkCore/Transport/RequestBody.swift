@@ -11,7 +11,7 @@ public enum RequestBody: Sendable {
     case file(URL)
     /// Chunks produced as the request is sent; `length` when it is known in advance (it becomes
     /// `Content-Length`), else `nil` (chunked transfer encoding).
-    case stream(AsyncThrowingStream<Data, any Error>, length: Int?)
+    indirect case stream(AsyncThrowingStream<Data, any Error>, length: Int?)
 
     /// The body's length in bytes when it is known without reading it: a file's size from its
     /// attributes, `nil` for a file that cannot be read or a stream of unknown length.
