@@ -43,6 +43,8 @@ let package = Package(
             dependencies: [
                 .product(name: "NetworkCore", package: "NetworkCore"),
                 .product(name: "NetworkCoreInspector", package: "NetworkCoreIntegrations"),
+                .product(name: "NetworkCoreAsyncHTTPClient", package: "NetworkCoreIntegrations"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]),
         // Many requests through one pool, its resident memory read at every step (Benchmarks/soak).
         .executableTarget(

@@ -12,15 +12,20 @@
 //                                    most 4); buildRaw or build to build
 //                                    the raw client's or the endpoint's request without sending it;
 //                                    stubPool or stubTask to send it to a StubTransport through a pool
-//                                    or from a Swift task of its own (the pool suite's send→finish).
+//                                    or from a Swift task of its own (the pool suite's send→finish);
+//                                    asyncHTTPClient, asyncHTTPClientTransport or networkCoreAsyncHTTPClient:
+//                                    AsyncHTTPClient used directly, AsyncHTTPClientTransport without the
+//                                    pool, and the pool over it, configured as the throughput suite's
 //                                    INFLIGHT: how many at once (1, one after another, by default)
 //
 // (count at 1,200 − count at 200) / 1,000 = instructions per request, start-up and warm-up cancelled.
 // `main` is synchronous and waits on a semaphore: valgrind 3.19 stops with an internal error when
 // `main` is `async` (dispatch's main-queue loop).
+import AsyncHTTPClient
 import Dispatch
 import Foundation
 import NetworkCore
+import NetworkCoreAsyncHTTPClient
 import NetworkCoreInspector
 
 #if canImport(FoundationNetworking)
@@ -63,7 +68,7 @@ guard arguments.count == 3 || arguments.count == 4, let count = Int(arguments[ar
 else {
     FileHandle.standardError.write(
         Data(
-            "usage: RequestLoop raw|transport|networkCore|buildRaw|build|stubPool|stubTask URL COUNT [INFLIGHT]\n"
+            "usage: RequestLoop raw|transport|networkCore|buildRaw|build|stubPool|stubTask|asyncHTTPClient|asyncHTTPClientTransport|networkCoreAsyncHTTPClient URL COUNT [INFLIGHT]\n"
                 .utf8))
     exit(2)
 }
@@ -83,6 +88,20 @@ let inspectedPool = TaskPool(
     configuration: .init(transport: URLSessionTransport(configuration: configuration), inspector: inspector))
 let stub = StubTransport { _, _ in StubResponse() }
 let stubPool = TaskPool(configuration: .init(transport: stub))
+
+/// AsyncHTTPClient used directly, its transport and a pool over it, configured as the throughput suite's
+/// (64 connections, the transport's decompression and read timeout, no redirects); made only when asked for.
+enum AsyncHTTPClients {
+    static let configuration: HTTPClient.Configuration = {
+        var configuration = AsyncHTTPClientTransport.defaultConfiguration
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        configuration.redirectConfiguration = .disallow  // as the transport sets it
+        return configuration
+    }()
+    static let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    static let transport = AsyncHTTPClientTransport(configuration: configuration)
+    static let pool = TaskPool(configuration: .init(transport: transport))
+}
 
 /// The page (`….page.json`) or the small payload, decoded into what every client decodes.
 let isPage = urlString.hasSuffix("page.json")
@@ -121,6 +140,25 @@ func call(_ index: Int) async throws {
             _ = try await inspectedPool.send(endpoint, parser: DecodableParser<Item>(), id: "r\(index)")
         }
         if index % 500 == 499 { attachedPage() }
+    case "asyncHTTPClient":  // the request the transport sends (the pool's headers, `Accept-Encoding`), directly
+        var request = HTTPClientRequest(url: urlString)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.headers.add(name: "Accept-Encoding", value: "gzip, deflate")
+        let response = try await AsyncHTTPClients.client.execute(request, timeout: .seconds(60))
+        guard response.status == .ok else { throw URLError(.badServerResponse) }
+        try decode(Data(try await response.body.collect(upTo: 32 << 20).readableBytesView))
+    case "asyncHTTPClientTransport":
+        let request = try endpoint.urlRequest(defaultHeaders: headers)
+        let context = TransportContext(taskID: "t")
+        let (data, response) = try await AsyncHTTPClients.transport.send(request, context: context)
+        guard response.statusCode == 200 else { throw URLError(.badServerResponse) }
+        try decode(data)
+    case "networkCoreAsyncHTTPClient":
+        if isPage {
+            _ = try await AsyncHTTPClients.pool.send(endpoint, parser: DecodableParser<Listing>(), id: "r\(index)")
+        } else {
+            _ = try await AsyncHTTPClients.pool.send(endpoint, parser: DecodableParser<Item>(), id: "r\(index)")
+        }
     case "stubPool":  // the pool suite's send→finish: a send with a handler, to a transport that answers at once
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             stubPool.send(endpoint, id: "s\(index)") { _ in continuation.resume() }
