@@ -5,7 +5,7 @@ import Testing
 
 /// `Scripts/check-availability`, which stands in for a Mac: it reads the toolchain's interfaces for the
 /// Apple availability of what the sources use, against the platforms Package.swift declares.
-@Suite("The availability check")
+@Suite("The availability check", .enabled(if: OwnPass.enabled, OwnPass.reason))
 struct AvailabilityCheckTests {
     static let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

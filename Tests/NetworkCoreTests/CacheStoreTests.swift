@@ -210,7 +210,7 @@ struct CacheStoreTests {
 /// A process killed with SIGKILL while four threads write to a disk store: the next store to open the
 /// directory reads every entry whole or not at all, and finds no half-written file (`cancel-probe
 /// cache-crash`, in a child process).
-@Suite("Caching: a disk store survives a process killed mid-write")
+@Suite("Caching: a disk store survives a process killed mid-write", .enabled(if: OwnPass.enabled, OwnPass.reason))
 struct CacheCrashTests {
     @Test("every entry left is whole, none is half written, and the directory opens")
     func killedMidWrite() async throws {

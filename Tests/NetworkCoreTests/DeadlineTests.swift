@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// A deadline is a promise: it holds while the session is busy cancelling everything else.
-@Suite("Deadlines under load")
+@Suite("Deadlines under load", .enabled(if: OwnPass.enabled, OwnPass.reason))
 struct DeadlineTests {
     @Test("256 sends in flight to a server that never answers in time all end at their deadline, none late")
     func deadlinesHoldUnderLoad() async throws {

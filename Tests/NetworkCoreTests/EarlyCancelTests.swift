@@ -6,7 +6,7 @@ import Testing
 /// Cancels sends at every point of their life over real loopback HTTP, in a child process (`cancel-probe`,
 /// `Tests/CancelProbe`): FoundationNetworking traps the whole process when it mishandles a cancel, so a
 /// crash there must be a failed test, not a dead suite.
-@Suite("early cancel, in a child process", .serialized)
+@Suite("early cancel, in a child process", .serialized, .enabled(if: OwnPass.enabled, OwnPass.reason))
 struct EarlyCancelTests {
     /// The probe's ways of cancelling and how many sends each makes: 11,500 in all (a fifth of that in a
     /// sanitizer run, which is several times slower); the `upload` ways send a 4 MiB file each.

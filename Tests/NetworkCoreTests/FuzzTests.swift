@@ -83,7 +83,9 @@ struct FuzzPage: Decodable, Sendable {
     let results: [Item]
 }
 
-@Suite("Fuzzing: hostile bodies never crash and always fail with a typed error")
+@Suite(
+    "Fuzzing: hostile bodies never crash and always fail with a typed error",
+    .enabled(if: OwnPass.enabled, OwnPass.reason))
 struct FuzzTests {
     @Test("20,000 random and mutated bodies through responses, status reading, parsers and redaction")
     func bodies() throws {

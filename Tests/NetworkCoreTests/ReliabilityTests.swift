@@ -102,7 +102,8 @@ enum ProcessMemory {
     }
 }
 
-@Suite("Reliability: load with faults over URLSession, memory", .serialized)
+@Suite(
+    "Reliability: load with faults over URLSession, memory", .serialized, .enabled(if: OwnPass.enabled, OwnPass.reason))
 struct ReliabilityTests {
     @Test("5,000 sends to one host over a session allowing 64 connections run 64 at once, no per-host limit set")
     func perHostLimitFromTransport() async throws {

@@ -27,7 +27,9 @@ struct GuideManifest: Sendable, CustomTestStringConvertible {
     }
 }
 
-@Suite("The guides' package manifests resolve as a user's would, beside a checkout named NetworkCore")
+@Suite(
+    "The guides' package manifests resolve as a user's would, beside a checkout named NetworkCore",
+    .enabled(if: OwnPass.enabled, OwnPass.reason))
 struct GuideManifestTests {
     @Test("the pages show manifests: getting started (2), testing, the integrations and the live inspector")
     func pagesShowManifests() {

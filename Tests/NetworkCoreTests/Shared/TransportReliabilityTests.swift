@@ -146,7 +146,7 @@ enum FaultLoad {
     }
 }
 
-@Suite("Transport reliability: faulty load, server restart", .serialized)
+@Suite("Transport reliability: faulty load, server restart", .serialized, .enabled(if: OwnPass.enabled, OwnPass.reason))
 struct TransportReliabilityTests {
     @Test(
         "5,000 requests with 128 in flight against a faulty server: each ends once, as its fault says",

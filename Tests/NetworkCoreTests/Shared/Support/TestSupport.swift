@@ -1,5 +1,6 @@
 import Foundation
 import NetworkCore
+import Testing
 
 /// An endpoint whose every part a test can set.
 struct TestEndpoint: Endpoint {
@@ -316,4 +317,20 @@ func httpDate(_ date: Date) -> String {
     formatter.timeZone = TimeZone(identifier: "GMT")
     formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
     return formatter.string(from: date)
+}
+
+/// The suites that need the machine to themselves: load and faults (thousands of requests, the process's live
+/// object counts), fuzzing, child processes killed or timed, and the toolchain's own tools. Run beside the
+/// others they starve them (a 2-core machine's `swift test` failed the loopback suite's timings and the load
+/// suite's counts), so `Scripts/test` runs each in a pass of its own and sets `NETWORKCORE_OWN_PASSES=1`;
+/// plain `swift test` skips them and says so.
+enum OwnPass {
+    /// The environment variable that lets these suites run.
+    static let environmentKey = "NETWORKCORE_OWN_PASSES"
+    /// Whether they run: `Scripts/test`, or a caller who runs one alone (`NETWORKCORE_OWN_PASSES=1 swift test
+    /// --filter ReliabilityTests`).
+    static let enabled = ProcessInfo.processInfo.environment[environmentKey] == "1"
+    /// Why one is skipped.
+    static let reason: Comment =
+        "needs the machine to itself: Scripts/test runs it in a pass of its own (NETWORKCORE_OWN_PASSES=1 with --filter)"
 }
