@@ -72,10 +72,11 @@ extension Endpoint {
             try merge(defaultHeaders, into: &fields)
         }
         try merge(endpointHeaders, into: &fields)
+        // Read once: an endpoint's `task` is usually a `switch` that builds its parameters anew.
+        let task = self.task
         if case .parameters(_, _, _, let taskHeaders) = task { try merge(taskHeaders, into: &fields) }
         // One assignment: `setValue(_:forHTTPHeaderField:)` copies the whole dictionary per header.
         request.allHTTPHeaderFields = fields
-        let task = self.task
         try apply(task, to: &request)
         return (request, Self.keepsURL(task) ? origin : nil)
     }
