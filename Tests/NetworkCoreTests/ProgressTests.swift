@@ -53,15 +53,20 @@ struct ProgressTests {
 
     @Test("a 206 counts from its range's start to the whole length; a 200 from 0 to its Content-Length")
     func extent() {
-        let resumed = DrivenTransport.head(206, ["Content-Range": "bytes 100-199/200", "Content-Length": "100"])
-        #expect(TransferProgress.extent(of: resumed) == (100, 200))
-        let unknownWhole = DrivenTransport.head(206, ["Content-Range": "bytes 100-199/*", "Content-Length": "100"])
-        #expect(TransferProgress.extent(of: unknownWhole) == (100, 200))
-        #expect(TransferProgress.extent(of: DrivenTransport.head(200, ["Content-Length": "42"])) == (0, 42))
-        #expect(TransferProgress.extent(of: DrivenTransport.head(200)) == (0, nil))
+        func extent(_ status: Int, _ fields: [(name: String, value: String)]) -> (offset: Int, total: Int?) {
+            let head = ResponseHead(statusCode: status, fields: fields, url: nil)
+            let reported = TransferProgress.extent(of: head, length: head.expectedContentLength)
+            let response = ResponseHead(DrivenTransport.head(status, Dictionary(uniqueKeysWithValues: fields)))
+            let made = TransferProgress.extent(of: response, length: response.expectedContentLength)
+            #expect(reported == made, "\(status) \(fields)")
+            return reported
+        }
+        #expect(extent(206, [("Content-Range", "bytes 100-199/200"), ("Content-Length", "100")]) == (100, 200))
+        #expect(extent(206, [("Content-Range", "bytes 100-199/*"), ("Content-Length", "100")]) == (100, 200))
+        #expect(extent(200, [("content-length", "42")]) == (0, 42))
+        #expect(extent(200, []) == (0, nil))
         // A 200 that carries a Content-Range (it should not) is a whole body.
-        let stray = DrivenTransport.head(200, ["Content-Range": "bytes 100-199/200", "Content-Length": "7"])
-        #expect(TransferProgress.extent(of: stray) == (0, 7))
+        #expect(extent(200, [("Content-Range", "bytes 100-199/200"), ("Content-Length", "7")]) == (0, 7))
     }
 
     @Test("the fraction is of the answer once its length is known, of the body being sent before, else nil")

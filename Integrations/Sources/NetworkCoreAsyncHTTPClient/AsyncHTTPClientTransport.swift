@@ -190,7 +190,7 @@ public final class AsyncHTTPClientTransport: Transport {
             keptAlive.insert(request.url)
         }
         if let sentWhole { events.sent(totalBytes: sentWhole, expected: sentWhole) }
-        let head = HTTPURLResponse.head(
+        let head = ResponseHead(
             status: Int(response.status.code), version: response.version, headers: response.headers, url: request.url)
         guard events.receive(head: head) else { return }
         let loop = client.eventLoopGroup.any()
@@ -442,7 +442,7 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
         timer?.cancel()
         if head.isKeepAlive { keptAlive?.insert(url) }
         if let sentWhole { events.sent(totalBytes: sentWhole, expected: sentWhole) }
-        let response = HTTPURLResponse.head(
+        let response = ResponseHead(
             status: Int(head.status.code), version: head.version, headers: head.headers, url: url)
         if !events.receive(head: response) { decline(task) }
         return task.eventLoop.makeSucceededVoidFuture()

@@ -63,7 +63,7 @@ final class Exchange: @unchecked Sendable {
         keepAlive = head.isKeepAlive
         let status = Int(head.status.code)
         return events.receive(
-            head: HTTPURLResponse.head(status: status, version: head.version, headers: head.headers, url: request.url))
+            head: ResponseHead(status: status, version: head.version, headers: head.headers, url: request.url))
     }
 
     /// A piece of the body arrived; returns whether to read on.

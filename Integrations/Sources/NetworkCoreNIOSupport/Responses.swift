@@ -3,10 +3,6 @@ import NIOCore
 import NIOHTTP1
 import NetworkCore
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 extension Data {
     /// The readable bytes of `buffer` without copying them: the `Data` holds the buffer until it is freed
     /// (a large download moves each chunk to its file without a copy in memory).
@@ -24,27 +20,14 @@ extension Data {
     }
 }
 
-extension HTTPURLResponse {
-    /// A response head as `URLSession` gives it: repeated fields joined with commas, under the name they
-    /// were first seen with.
-    package static func head(status: Int, version: HTTPVersion, headers: HTTPHeaders, url: URL?) -> HTTPURLResponse {
-        var fields: [String: String] = [:]
+extension ResponseHead {
+    /// The head NIO read, its fields as they came: the pool reads the few it needs, and the
+    /// `HTTPURLResponse` is made only when something asks for it.
+    package init(status: Int, version: HTTPVersion, headers: HTTPHeaders, url: URL?) {
+        var fields: [(name: String, value: String)] = []
         fields.reserveCapacity(headers.count)
-        // The names seen, compared without regard to case and without a lowercased copy of each: every
-        // answer's head comes through here, and most repeat no name.
-        var names = Set<FoldedName>(minimumCapacity: headers.count)
-        for (name, value) in headers {
-            let (inserted, seen) = names.insert(FoldedName(name))
-            if inserted {
-                fields[name] = value
-            } else {
-                fields[seen.name, default: ""] += ", " + value
-            }
-        }
-        // Both are valid here: a URL from the request, and a status the HTTP parser read.
-        return HTTPURLResponse(
-            url: url ?? URL(fileURLWithPath: "/"), statusCode: status, httpVersion: versionText(version),
-            headerFields: fields)!
+        for (name, value) in headers { fields.append((name, value)) }
+        self.init(statusCode: status, httpVersion: Self.versionText(version), fields: fields, url: url)
     }
 
     /// `HTTP/1.1`, as `URLSession` writes the version; the common ones without building a string.
@@ -56,35 +39,4 @@ extension HTTPURLResponse {
         default: "HTTP/\(version.major).\(version.minor)"
         }
     }
-}
-
-/// A header name that equals another spelt in other cases (`Set-Cookie`, `set-cookie`): compared and hashed
-/// byte by byte with ASCII letters folded, eight bytes to a word, without a lowercased copy.
-private struct FoldedName: Hashable {
-    let name: String
-
-    init(_ name: String) { self.name = name }
-
-    static func == (left: FoldedName, right: FoldedName) -> Bool {
-        left.name.utf8.count == right.name.utf8.count
-            && zip(left.name.utf8, right.name.utf8).allSatisfy { folded($0) == folded($1) }
-    }
-
-    func hash(into hasher: inout Hasher) {
-        var word: UInt64 = 0
-        var shift: UInt64 = 0
-        for byte in name.utf8 {
-            word |= UInt64(Self.folded(byte)) << shift
-            shift += 8
-            if shift == 64 {
-                hasher.combine(word)
-                word = 0
-                shift = 0
-            }
-        }
-        hasher.combine(word)
-        hasher.combine(name.utf8.count)
-    }
-
-    private static func folded(_ byte: UInt8) -> UInt8 { (0x41...0x5a).contains(byte) ? byte | 0x20 : byte }
 }

@@ -57,7 +57,7 @@ extension TaskPool {
 
     /// The transport's answer to an attempt, for whoever turns it into the attempt's outcome.
     struct Answer: Sendable {
-        let result: Result<(Data, HTTPURLResponse), any Error>
+        let result: Result<(Data, ResponseHead), any Error>
         let attempt: Int
         let timing: TaskTimings.Attempt
         /// The attempt's request as prepared and adapted (before redirects): the response's request, and
@@ -258,9 +258,9 @@ extension TaskPool {
 
     // MARK: 4. The answer
 
-    /// The receiver's transfer reported its response's head.
-    func receivedHead(_ head: HTTPURLResponse, for receiver: TransferReceiver) -> Bool {
-        let extent = TransferProgress.extent(of: head)
+    /// The receiver's transfer reported its response's head, whose `expectedContentLength` is `length`.
+    func receivedHead(_ head: ResponseHead, length: Int64, for receiver: TransferReceiver) -> Bool {
+        let extent = TransferProgress.extent(of: head, length: length)
         let now = MonotonicClock.now()
         return report {
             $0.head(receiver.task.key, attempt: receiver.attempt, hop: receiver.hop, extent: extent, at: now)
@@ -313,7 +313,7 @@ extension TaskPool {
     /// The receiver's transfer ended: its answer goes to a caller waiting for the task, which turns it
     /// into the attempt's outcome on its own thread; with none, it is done here, or, when a completion
     /// handler waits, in a Swift task, so that the handler never runs on the transport's thread.
-    func transferEnded(_ receiver: TransferReceiver, with result: Result<(Data, HTTPURLResponse), any Error>) {
+    func transferEnded(_ receiver: TransferReceiver, with result: Result<(Data, ResponseHead), any Error>) {
         let (received, status): (Int?, Int?) =
             switch result {
             case .success(let (body, head)): (body.count, head.statusCode)
@@ -362,8 +362,8 @@ extension TaskPool {
     @inline(never)
     private func outcome(of answer: Answer, for task: DataTask) -> Outcome {
         switch answer.result {
-        case .success(let (body, httpResponse)):
-            let written = configuration.validation.acceptableStatusCodes.contains(httpResponse.statusCode)
+        case .success(let (body, head)):
+            let written = configuration.validation.acceptableStatusCodes.contains(head.statusCode)
             if written, task.plan.delivery.endedMidElement {
                 // An event stream that ended in the middle of an event lost it: a lost connection, which a
                 // retry policy reconnects.
@@ -374,7 +374,7 @@ extension TaskPool {
                             userInfo: [NSLocalizedDescriptionKey: "the event stream ended in the middle of an event"])))
             }
             var response = Response(
-                request: answer.request, httpResponse: httpResponse, body: body, duration: answer.timing.duration,
+                request: answer.request, head: head, body: body, duration: answer.timing.duration,
                 statusReader: task.plan.statusReader, timing: answer.timing,
                 fileURL: written ? task.plan.delivery.fileURL : nil)
             if let cache = task.plan.cache { response = cache.resolve(response, request: answer.request) }

@@ -81,11 +81,11 @@ public struct TransferProgress: Hashable, Sendable, Codable {
 
     /// The extent of the answer with `head`: the bytes of the whole body that come before this answer's
     /// (the start of a `206`'s range) and the whole body's length, when the server named it.
-    static func extent(of head: HTTPURLResponse) -> (offset: Int, total: Int?) {
+    /// `length` is the head's `expectedContentLength`, which its receiver has read.
+    static func extent(of head: ResponseHead, length: Int64) -> (offset: Int, total: Int?) {
         if head.statusCode == 206, let range = ContentRange(head.value(forHTTPHeaderField: "Content-Range")) {
             return (range.first, range.complete ?? range.last + 1)
         }
-        let length = head.expectedContentLength
         return (0, length >= 0 ? Int(length) : nil)
     }
 }

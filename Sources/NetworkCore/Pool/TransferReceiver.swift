@@ -26,7 +26,7 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Se
     let request: URLRequest
     let attemptRequest: URLRequest
     private var ended = false
-    private var head: HTTPURLResponse?
+    private var head: ResponseHead?
     private var body = Data()
     private var expectedLength = 0
     /// Whether the answer goes to the task's delivery (a file, a stream) rather than into memory.
@@ -48,7 +48,11 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Se
     /// The task's endpoint's canned answer, for stand-ins that answer with it.
     var sampleData: Data? { task.plan.endpoint.sampleData }
 
-    func receive(head response: HTTPURLResponse) -> Bool {
+    func receive(head response: HTTPURLResponse) -> Bool { receive(head: ResponseHead(response)) }
+
+    /// Reads only the status and the fields it needs: the head's `HTTPURLResponse` is made when something
+    /// asks for it (a file's or a stream's delivery does, a ``Response`` when its caller does).
+    func receive(head response: ResponseHead) -> Bool {
         guard !ended else { return false }
         head = response
         body = Data()
@@ -64,23 +68,23 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Se
             redirect = (next, status)
             return true  // its body is read and dropped, so that the connection can serve the next request
         }
+        let length = response.expectedContentLength
         if !task.plan.delivery.isMemory, pool.configuration.validation.acceptableStatusCodes.contains(status) {
             do throws(NetworkError) {
-                try task.plan.delivery.begin(response)
+                try task.plan.delivery.begin(response.httpResponse)
             } catch {
                 end(.failure(error))
                 return false
             }
             delivering = true
         } else {
-            let length = response.expectedContentLength
             if length > task.plan.maximumResponseBytes {
                 end(.failure(NetworkError.responseTooLarge(limit: task.plan.maximumResponseBytes)))
                 return false
             }
             expectedLength = length > 0 && length < 64 << 20 ? Int(length) : 0
         }
-        return counts(pool.receivedHead(response, for: self))
+        return counts(pool.receivedHead(response, length: length, for: self))
     }
 
     func receive(body data: Data) -> Bool {
@@ -156,7 +160,7 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Se
         return counts
     }
 
-    private func end(_ result: Result<(Data, HTTPURLResponse), any Error>) {
+    private func end(_ result: Result<(Data, ResponseHead), any Error>) {
         ended = true
         var result = result
         if delivering, case .file(let file) = task.plan.delivery {

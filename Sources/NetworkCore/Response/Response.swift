@@ -11,8 +11,11 @@ import Foundation
 public final class Response: @unchecked Sendable {  // immutable but for `statusCache`, which `Locked` guards.
     /// The request as sent, after the pool added its headers.
     public let request: URLRequest
-    /// The HTTP response the transport received.
-    public let httpResponse: HTTPURLResponse
+    /// The HTTP response the transport received. A transport that reports a ``ResponseHead`` has it made
+    /// here, the first time it is asked for.
+    public var httpResponse: HTTPURLResponse { head.httpResponse }
+    /// The response's status and fields, as the transport reported them.
+    public let head: ResponseHead
     /// The body bytes, decompressed by the transport where the server compressed them; empty for a
     /// download (see ``fileURL``) or a stream.
     public let body: Data
@@ -49,8 +52,19 @@ public final class Response: @unchecked Sendable {  // immutable but for `status
     private let statusCache = Locked<ServerStatus??>(nil)
 
     /// Creates a response; the pool does this for you.
-    public init(
+    public convenience init(
         request: URLRequest, httpResponse: HTTPURLResponse, body: Data, duration: TimeInterval,
+        statusReader: any ServerStatusReader = JSONStatusReader(), timing: TaskTimings.Attempt? = nil,
+        fileURL: URL? = nil, source: Source = .network, age: TimeInterval? = nil
+    ) {
+        self.init(
+            request: request, head: ResponseHead(httpResponse), body: body, duration: duration,
+            statusReader: statusReader, timing: timing, fileURL: fileURL, source: source, age: age)
+    }
+
+    /// Creates a response with the head a transport reported; the pool does this for you.
+    public init(
+        request: URLRequest, head: ResponseHead, body: Data, duration: TimeInterval,
         statusReader: any ServerStatusReader = JSONStatusReader(), timing: TaskTimings.Attempt? = nil,
         fileURL: URL? = nil, source: Source = .network, age: TimeInterval? = nil
     ) {
@@ -59,7 +73,7 @@ public final class Response: @unchecked Sendable {  // immutable but for `status
         self.age = age
         self.fileURL = fileURL
         self.request = request
-        self.httpResponse = httpResponse
+        self.head = head
         self.body = body
         self.duration = duration
         self.statusReader = statusReader
@@ -69,17 +83,17 @@ public final class Response: @unchecked Sendable {  // immutable but for `status
     deinit { LiveObjects.destroyed(.response) }
 
     /// The HTTP status code, e.g. `200`.
-    public var statusCode: Int { httpResponse.statusCode }
+    public var statusCode: Int { head.statusCode }
 
     /// The URL that answered, after redirects.
-    public var url: URL? { httpResponse.url }
+    public var url: URL? { head.url }
 
     /// All headers, as the transport reports them.
     public var headers: [String: String] { httpResponse.headerFields }
 
     /// The value of one header; the name is compared case-insensitively.
     public func header(_ name: String) -> String? {
-        httpResponse.value(forHTTPHeaderField: name)
+        head.value(forHTTPHeaderField: name)
     }
 
     /// The server's own status read from the body, or `nil`; read at most once.

@@ -9,14 +9,19 @@ import Foundation
 /// transport that wraps another and watches its transfers (``RecordingTransport``) makes one that looks
 /// and passes everything on.
 ///
-/// A transport calls it one report at a time, in order: ``receive(head:)``, ``receive(body:)`` for each
-/// chunk, then ``finish()`` or ``fail(_:)``, exactly once. When ``receive(head:)`` or
-/// ``receive(body:)`` returns `false`, the transfer is over for the receiver (the task has ended, or the
+/// A transport calls it one report at a time, in order: a head (``receive(head:)-(HTTPURLResponse)`` or
+/// ``receive(head:)-(ResponseHead)``), ``receive(body:)`` for each chunk, then ``finish()`` or ``fail(_:)``,
+/// exactly once. When a head's report or ``receive(body:)`` returns `false`, the transfer is over for the receiver (the task has ended, or the
 /// answer is too large): the transport stops it and reports nothing more, not even its end. A receiver
 /// ignores whatever comes after that, or after the end.
 public protocol TransportReceiver: AnyObject, Sendable {
     /// The response's status and headers arrived. Returns `false` when the transfer is over.
     func receive(head: HTTPURLResponse) -> Bool
+    /// The response's status and headers arrived, as the transport read them. Returns `false` when the
+    /// transfer is over. By default, the head's ``ResponseHead/httpResponse`` goes to
+    /// ``receive(head:)-(HTTPURLResponse)``; a receiver that reads only some fields implements this one too,
+    /// and no `HTTPURLResponse` is made until something asks for it.
+    func receive(head: ResponseHead) -> Bool
     /// More body bytes arrived. Returns `false` when the transfer is over.
     func receive(body: Data) -> Bool
     /// `totalBytes` of the request's body have been sent, of `expected` when known.
@@ -31,10 +36,15 @@ public protocol TransportReceiver: AnyObject, Sendable {
     func fail(_ error: any Error)
 }
 
+extension TransportReceiver {
+    /// Passes the head on as an `HTTPURLResponse`, made from it.
+    public func receive(head: ResponseHead) -> Bool { receive(head: head.httpResponse) }
+}
+
 /// Where a transport reports one transfer (see ``TransportReceiver``), and what it may know of the task:
 /// its id and the endpoint's sample data. Made by the pool for each request it hands the transport.
 ///
-/// A new head starts the body again. Whatever comes after the end, or after ``receive(head:)`` or
+/// A new head starts the body again. Whatever comes after the end, or after a head's report or
 /// ``receive(body:)`` returned `false`, is ignored, so a transport need not know whether the task was
 /// cancelled meanwhile.
 public struct TransportEvents: Sendable {
@@ -82,6 +92,12 @@ public struct TransportEvents: Sendable {
     /// The response's status and headers arrived. Returns `false` when the transfer is over: stop it.
     @discardableResult
     public func receive(head response: HTTPURLResponse) -> Bool { receiver.receive(head: response) }
+
+    /// The response's status and headers arrived, as the transport read them: the report of a transport that
+    /// parses HTTP itself, which need not make an `HTTPURLResponse` (see ``ResponseHead``). Returns `false`
+    /// when the transfer is over: stop it.
+    @discardableResult
+    public func receive(head: ResponseHead) -> Bool { receiver.receive(head: head) }
 
     /// More body bytes arrived. Returns `false` when the transfer is over: stop it.
     @discardableResult

@@ -104,5 +104,15 @@ func transfersGuide() async throws {
             }
         }
     }
+
+    struct Canned: Transport {
+        func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
+            AsyncTransfer(reportingTo: events) { events in
+                let head = ResponseHead(statusCode: 200, fields: [("Content-Type", "application/json")], url: request.url)
+                guard events.receive(head: head) else { return }
+                events.receive(body: Data("{}".utf8))
+            }
+        }
+    }
     // GUIDE-END
 }
