@@ -11,9 +11,9 @@ import Foundation
 ///
 /// A transport calls it one report at a time, in order: a head (``receive(head:)-(HTTPURLResponse)`` or
 /// ``receive(head:)-(ResponseHead)``), ``receive(body:)`` for each chunk, then ``finish()`` or ``fail(_:)``,
-/// exactly once. When a head's report or ``receive(body:)`` returns `false`, the transfer is over for the receiver (the task has ended, or the
-/// answer is too large): the transport stops it and reports nothing more, not even its end. A receiver
-/// ignores whatever comes after that, or after the end.
+/// exactly once. When a head's report or ``receive(body:)`` returns `false`, the transfer is over for the
+/// receiver (the task has ended, or the answer is too large): the transport stops it and reports nothing
+/// more, not even its end. A receiver ignores whatever comes after that, or after the end.
 public protocol TransportReceiver: AnyObject, Sendable {
     /// The response's status and headers arrived. Returns `false` when the transfer is over.
     func receive(head: HTTPURLResponse) -> Bool
