@@ -41,6 +41,26 @@ struct TextFastPathTests {
         }
     }
 
+    @Test("two header names are the same when only the case of ASCII letters differs, for every pair of ASCII bytes")
+    func sameNames() {
+        var same = 0
+        for first in UInt8(0)..<128 {
+            for second in UInt8(0)..<128 {
+                let a = "x-" + String(decoding: [first], as: UTF8.self)
+                let b = "X-" + String(decoding: [second], as: UTF8.self)
+                let expected = a.lowercased() == b.lowercased()
+                #expect(HeaderName.same(a, b) == expected, "\(first) \(second)")
+                if expected { same += 1 }
+            }
+        }
+        #expect(same == 128 + 52)  // each byte with itself, and each letter with its other case
+        #expect(!HeaderName.same("Content-Length", "Content-Lengths"))
+        #expect(HeaderName.same("CONTENT-LENGTH", "content-length"))
+        // A string made through NSString (bridged, not native, on Apple platforms) gives the same answer.
+        let bridged = String(NSString(string: "Set-Cookie"))
+        #expect(HeaderName.same(bridged, "set-cookie"))
+    }
+
     @Test("a request carries each header once, under the name setValue would give, later sources winning")
     func mergedHeaders() throws {
         let request = try TestEndpoint(headers: ["x-trace": "endpoint", "ACCEPT": "text/plain"])

@@ -65,3 +65,8 @@ enum ByteSearch {
         (start...end).contains { memcmp(hay + $0, needle, length) == 0 }
     }
 }
+
+extension UInt8 {
+    /// The byte with an ASCII letter in lower case; any other byte as it is.
+    var lowercasedASCII: UInt8 { (0x41...0x5a).contains(self) ? self | 0x20 : self }
+}

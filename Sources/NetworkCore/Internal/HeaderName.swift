@@ -30,16 +30,22 @@ enum HeaderName {
         return merge(headers, into: &fields) == nil ? fields : nil
     }
 
-    /// Whether `text` is an HTTP token (RFC 9110 §5.6.2), as a header name or a method must be.
     /// Whether two header names are the same, ASCII letters compared without case (names are tokens):
     /// without Foundation's locale-aware comparison, which costs far more.
     static func same(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
-        return zip(a.utf8, b.utf8).allSatisfy { x, y in
-            x == y || (x | 0x20 == y | 0x20 && (0x61...0x7a).contains(x | 0x20))
+        // Native strings hold their bytes in one piece: compared there, without iterators (a response head's
+        // fields are looked up this way on every answer).
+        let compared = a.utf8.withContiguousStorageIfAvailable { a in
+            b.utf8.withContiguousStorageIfAvailable { b in
+                a.indices.allSatisfy { a[$0].lowercasedASCII == b[$0].lowercasedASCII }
+            }
         }
+        if let compared, let compared { return compared }
+        return zip(a.utf8, b.utf8).allSatisfy { $0.lowercasedASCII == $1.lowercasedASCII }
     }
 
+    /// Whether `text` is an HTTP token (RFC 9110 §5.6.2), as a header name or a method must be.
     static func isToken(_ text: String) -> Bool { !text.isEmpty && text.utf8.allSatisfy(isTokenByte) }
 
     private static func isTokenByte(_ byte: UInt8) -> Bool {

@@ -107,9 +107,9 @@ struct URLParts {
                 out[count] = byte
                 count += 1
             }
-            for index in 0..<separator { append(lowered(bytes[index])) }
+            for index in 0..<separator { append(bytes[index].lowercasedASCII) }
             for byte in "://".utf8 { append(byte) }
-            for index in hostStart..<hostEnd { append(lowered(bytes[index])) }
+            for index in hostStart..<hostEnd { append(bytes[index].lowercasedASCII) }
             append(UInt8(ascii: ":"))
             if port < 0 { append(UInt8(ascii: "-")) }
             count += digitCount
@@ -122,16 +122,13 @@ struct URLParts {
         }
     }
 
-    /// An ASCII letter in lower case; any other byte as it is.
-    private static func lowered(_ byte: UInt8) -> UInt8 { (0x41...0x5a).contains(byte) ? byte | 0x20 : byte }
-
     /// The port a scheme's URLs use when they name none: 443 for `https` and `wss`, 80 for `http` and
     /// `ws`, -1 for any other; the scheme compared without regard to case.
     private static func defaultPort(ofScheme scheme: UnsafeBufferPointer<UInt8>) -> Int {
         func isScheme(_ name: StaticString) -> Bool {
             guard scheme.count == name.utf8CodeUnitCount else { return false }
             let name = name.utf8Start
-            for index in 0..<scheme.count where lowered(scheme[index]) != name[index] { return false }
+            for index in 0..<scheme.count where scheme[index].lowercasedASCII != name[index] { return false }
             return true
         }
         return isScheme("https") || isScheme("wss") ? 443 : isScheme("http") || isScheme("ws") ? 80 : -1

@@ -103,7 +103,7 @@ public struct ResponseHead: Sendable {
     public func value(forHTTPHeaderField name: String) -> String? {
         guard case .read(let head) = storage else { return httpResponse.value(forHTTPHeaderField: name) }
         var found: String?
-        for field in head.fields where FoldedName.equal(field.name, name) {
+        for field in head.fields where HeaderName.same(field.name, name) {
             found = found.map { $0 + ", " + field.value } ?? field.value
         }
         return found
@@ -177,25 +177,13 @@ struct FoldedName: Hashable {
 
     init(_ name: String) { self.name = name }
 
-    static func == (left: FoldedName, right: FoldedName) -> Bool { equal(left.name, right.name) }
-
-    /// Whether `left` and `right` are the same name, but for the case of ASCII letters.
-    static func equal(_ left: String, _ right: String) -> Bool {
-        guard left.utf8.count == right.utf8.count else { return false }
-        // Native strings hold their bytes in one piece: compared there, without iterators.
-        let compared = left.utf8.withContiguousStorageIfAvailable { left in
-            right.utf8.withContiguousStorageIfAvailable { right in
-                left.indices.allSatisfy { folded(left[$0]) == folded(right[$0]) }
-            }
-        }
-        return (compared ?? nil) ?? zip(left.utf8, right.utf8).allSatisfy { folded($0) == folded($1) }
-    }
+    static func == (left: FoldedName, right: FoldedName) -> Bool { HeaderName.same(left.name, right.name) }
 
     func hash(into hasher: inout Hasher) {
         var word: UInt64 = 0
         var shift: UInt64 = 0
         for byte in name.utf8 {
-            word |= UInt64(Self.folded(byte)) << shift
+            word |= UInt64(byte.lowercasedASCII) << shift
             shift += 8
             if shift == 64 {
                 hasher.combine(word)
@@ -206,6 +194,4 @@ struct FoldedName: Hashable {
         hasher.combine(word)
         hasher.combine(name.utf8.count)
     }
-
-    private static func folded(_ byte: UInt8) -> UInt8 { (0x41...0x5a).contains(byte) ? byte | 0x20 : byte }
 }
