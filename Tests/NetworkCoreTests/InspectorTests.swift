@@ -143,7 +143,8 @@ struct InspectorTests {
         let textDetails = try #require(inspector.task(id: "text")?.details)
         #expect(textDetails.responseBody == "line of text\nlin… <\(text.utf8.count - 16) more bytes>")
         // The HAR records such bodies by their size.
-        #expect(inspector.har.log.entries.map(\.response.content.size) == [json.utf8.count, text.utf8.count])
+        let sizes: [Int] = inspector.har.log.entries.map(\.response.content.size)
+        #expect(sizes == [json.utf8.count, text.utf8.count])
     }
 
     @Test("the event stream gives each subscriber every event, and the pool's logger still gets them")

@@ -62,9 +62,10 @@ struct MultipartTests {
         for round in 0..<50 {
             let tricky = Data("\r\n--NetworkCore-\r\n--\r\n".utf8)
             let random = Data((0..<Int.random(in: 0..<300, using: &generator)).map { _ in UInt8.random(in: 0...255) })
+            let content: Data = tricky + random + tricky
             let form: MultipartForm = [
                 .text("say \"hi\"", "line 1\r\nline 2"),
-                .data("r\(round)", tricky + random + tricky, fileName: "\"q\".bin"),
+                .data("r\(round)", content, fileName: "\"q\".bin"),
             ]
             let request = try FormEndpoint(form: form).urlRequest()
             let contentType = try #require(request.value(forHTTPHeaderField: "Content-Type"))
@@ -75,7 +76,7 @@ struct MultipartTests {
             #expect(parts.first?.headers == "Content-Disposition: form-data; name=\"say %22hi%22\"")
             #expect(parts.first?.content == Data("line 1\r\nline 2".utf8))
             #expect(parts.last?.headers.contains("filename=\"%22q%22.bin\"") == true)
-            #expect(parts.last?.content == tricky + random + tricky)
+            #expect(parts.last?.content == content)
         }
     }
 

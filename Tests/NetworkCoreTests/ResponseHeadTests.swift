@@ -104,7 +104,7 @@ struct ResponseHeadTests {
 
     @Test("10,000 fields with names of one length and one first and last letter: each kept under its own name")
     func manyAlikeNames() {
-        let fields = (0..<10_000).map { index in (name: "x" + String(index + 10_000) + "x", value: "\(index)") }
+        let fields = (0..<10_000).map { index in (name: "x\(index + 10_000)x", value: String(index)) }
         let head = ResponseHead(statusCode: 200, fields: fields, url: nil)
         #expect(head.value(forHTTPHeaderField: "X12345X") == "2345")
         #expect(head.httpResponse.allHeaderFields.count == 10_000)

@@ -73,8 +73,8 @@ struct URLSessionTransportTests {
         }
         let (body, response) = try await transport().send(request, context: context)
         #expect(response.statusCode == 200)
-        let counted = chunks.withLock { $0 }
-        #expect(counted.reduce(0, +) == body.count)
+        let counted: [Int] = chunks.withLock { $0 }
+        #expect(counted.reduce(0, +) as Int == body.count)
         #expect(counted.count >= 1)
         #expect(responses.count == 1)
     }

@@ -115,9 +115,11 @@ private struct StatusFields: Decodable {
         guard let reader = decoder.userInfo[Self.keysKey] as? JSONStatusReader else { return }
         let container = try decoder.container(keyedBy: AnyCodingKey.self)
         for key in reader.codeKeys.map(AnyCodingKey.init) where code == nil {
-            code =
-                (try? container.decodeIfPresent(Int.self, forKey: key))
-                ?? (try? container.decodeIfPresent(String.self, forKey: key)).flatMap { Int($0) }
+            if let number = try? container.decodeIfPresent(Int.self, forKey: key) {
+                code = number
+            } else if let text = try? container.decodeIfPresent(String.self, forKey: key) {
+                code = Int(text)
+            }
         }
         for key in reader.messageKeys.map(AnyCodingKey.init) where message == nil {
             message =

@@ -144,7 +144,7 @@ struct CacheRFCIntegrationTests {
                 Issue.record("a corrupt gzip body was read")
                 return
             }
-            #expect(error.urlError?.code == .cannotDecodeContentData, "\(error)")
+            #expect(error.urlError?.code == URLError.Code.cannotDecodeContentData, "\(error)")
             #expect(error.description.contains("Content-Encoding"), "\(error)")
             #expect(requests == 2)
         }
