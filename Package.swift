@@ -26,8 +26,11 @@ let package = Package(
         // Cancels sends at every point of their life, in a child process of `EarlyCancelTests`.
         .executableTarget(
             name: "CancelProbe", dependencies: ["NetworkCore", "NetworkCoreTesting"], path: "Tests/CancelProbe"),
-        // Sends a load through a faulty network, inside a network namespace made by Scripts/netfaults.
-        .executableTarget(name: "FaultLoad", dependencies: ["NetworkCore"], path: "Tests/FaultLoad"),
+        // Sends a load through a faulty network, inside a network namespace made by Scripts/netfaults. With the
+        // opt-in fixes, as a server would link them: FoundationNetworking's, unfixed, keeps a processor busy
+        // through every slow transfer.
+        .executableTarget(
+            name: "FaultLoad", dependencies: ["NetworkCore", "FoundationNetworkingFixes"], path: "Tests/FaultLoad"),
         // Coverage-guided fuzz targets (libFuzzer, built by Scripts/fuzz); in a plain build, a replayer of their
         // corpora, which FuzzTests runs. Not a product.
         .executableTarget(

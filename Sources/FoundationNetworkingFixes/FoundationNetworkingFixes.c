@@ -21,6 +21,19 @@
 // upstream's does, every call goes to FoundationNetworking's. libcurl's functions are looked up at run
 // time, so the package needs neither libcurl's headers nor a link against it; where they cannot be found,
 // the check passes, as FoundationNetworking's does with a libcurl older than 7.62.
+//
+// The second fault is in FoundationNetworking's socket callback (`_MultiHandle.register(socket:…)`, up to
+// Swift 6.3 at least): for each direction libcurl asks it to watch a socket for, it adds a dispatch source,
+// but it never removes a source for a direction libcurl stops asking for while the socket stays registered.
+// libcurl asks for writing while it sends a request, then for reading only. The write source stays, and a
+// connected socket is writable nearly always, so it fires without pause until the socket is removed: each
+// time FoundationNetworking calls libcurl, which has nothing to write. A request that waits 3 s for its
+// answer, or a download over a slow link, keeps a processor busy all that time. The definition of
+// `CFURLSession_multi_setopt_sf` below puts a callback of its own between libcurl and FoundationNetworking's:
+// when libcurl drops a direction, it first tells FoundationNetworking that the socket is removed (both
+// sources are cancelled and forgotten), then registers the socket again for what libcurl asks now, as
+// FoundationNetworking already handles a socket that libcurl removes and adds again. It is weak too, and
+// harmless on a FoundationNetworking that removes such sources itself.
 
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE  // RTLD_DEFAULT
@@ -32,6 +45,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 // From libcurl's <curl/urlapi.h>; the values are part of libcurl's stable ABI.
@@ -96,8 +110,81 @@ bool nc_curl_host_check_is_replaced(void) {
     return !foundation_is_fixed && dlsym(RTLD_DEFAULT, "CFURLSessionCurlHostIsEqual") == (void *)nc_curl_host_is_equal;
 }
 
+// From libcurl's <curl/multi.h>, part of its stable ABI: the option that sets the socket callback and the
+// directions the callback is told to watch.
+enum {
+    nc_CURLMOPT_SOCKETFUNCTION = 20001,
+    nc_CURL_POLL_IN = 1,
+    nc_CURL_POLL_OUT = 2,
+    nc_CURL_POLL_INOUT = 3,
+    nc_CURL_POLL_REMOVE = 4,
+};
+// FoundationNetworking's types for libcurl's (CFURLSessionInterface.h): a code or an option is an `int` in a
+// struct, a handle a pointer.
+typedef struct {
+    int value;
+} nc_multi_code;
+typedef struct {
+    int value;
+} nc_multi_option;
+typedef int (*nc_socket_function)(void *easy, int socket, int what, void *userp, void *socketp);
+
+/// FoundationNetworking's socket callback, once a session has set it, and its own setter.
+static _Atomic(nc_socket_function) foundation_socket_function;
+static nc_multi_code (*foundation_setopt_sf)(void *, nc_multi_option, nc_socket_function);
+static pthread_once_t setopt_resolved = PTHREAD_ONCE_INIT;
+/// The directions libcurl last asked to watch each socket for, by descriptor (libcurl removes a socket before
+/// it closes it, so a descriptor is one socket's at a time); sockets past the table are passed on untouched.
+enum { nc_watched_sockets = 65536 };
+static _Atomic unsigned char watched[nc_watched_sockets];
+
+static void resolve_setopt(void) {
+    foundation_setopt_sf =
+        (nc_multi_code(*)(void *, nc_multi_option, nc_socket_function))dlsym(RTLD_NEXT, "CFURLSession_multi_setopt_sf");
+}
+
+/// libcurl's call, passed on to FoundationNetworking's callback; when it drops a direction of a socket that
+/// FoundationNetworking watches (`socketp`, its sources), the socket is removed there first, then
+/// registered afresh (`socketp` none: FoundationNetworking makes new sources and assigns them to the socket).
+static int nc_socket_function_fixed(void *easy, int socket, int what, void *userp, void *socketp) {
+    nc_socket_function forward = atomic_load(&foundation_socket_function);
+    if (socket < 0 || socket >= nc_watched_sockets) return forward(easy, socket, what, userp, socketp);
+    bool watches = what == nc_CURL_POLL_IN || what == nc_CURL_POLL_OUT || what == nc_CURL_POLL_INOUT;
+    unsigned char before = atomic_exchange(&watched[socket], (unsigned char)(watches ? what : 0));
+    if (watches && socketp && (before & ~what) != 0) {
+        int removed = forward(easy, socket, nc_CURL_POLL_REMOVE, userp, socketp);
+        if (removed != 0) return removed;
+        return forward(easy, socket, what, userp, NULL);
+    }
+    return forward(easy, socket, what, userp, socketp);
+}
+
+__attribute__((visibility("hidden"))) nc_multi_code nc_multi_setopt_sf(
+    void *multi, nc_multi_option option, nc_socket_function function) {
+    pthread_once(&setopt_resolved, resolve_setopt);
+    if (!foundation_setopt_sf) return (nc_multi_code){6};  // CURLM_UNKNOWN_OPTION: nothing to set it with
+    if (option.value == nc_CURLMOPT_SOCKETFUNCTION && function) {
+        // FoundationNetworking's callback is one function for every session; another is passed on as it is.
+        nc_socket_function expected = NULL;
+        if (atomic_compare_exchange_strong(&foundation_socket_function, &expected, function) || expected == function) {
+            function = nc_socket_function_fixed;
+        }
+    }
+    return foundation_setopt_sf(multi, option, function);
+}
+
+// Exported under FoundationNetworking's name, as a weak alias, as the host check above.
+nc_multi_code CFURLSession_multi_setopt_sf(void *multi, nc_multi_option option, nc_socket_function function)
+    __attribute__((weak, alias("nc_multi_setopt_sf")));
+
+bool nc_socket_callback_is_replaced(void) {
+    return atomic_load(&foundation_socket_function) != NULL &&
+        dlsym(RTLD_DEFAULT, "CFURLSession_multi_setopt_sf") == (void *)nc_multi_setopt_sf;
+}
+
 #else
 
 bool nc_curl_host_check_is_replaced(void) { return false; }
+bool nc_socket_callback_is_replaced(void) { return false; }
 
 #endif

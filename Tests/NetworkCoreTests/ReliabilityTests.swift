@@ -287,6 +287,40 @@ struct ReliabilityTests {
             print("plain URLSession: \(total) requests; \(change.summary)")
             ProcessMemory.expect(liveHeapGrowth: change.liveHeap, below: 100 * total)
         }
+
+        @Test(
+            "a send over URLSession to a slow server keeps no processor busy: an answer 2 s late, then its body over 2 s, take under 0.5 s of the process's CPU",
+            arguments: ["GET", "POST"])
+        func slowServerLeavesProcessorsIdle(method: String) async throws {
+            // FoundationNetworking left the socket's write source on after the request went (see
+            // Sources/FoundationNetworkingFixes): it fired without pause until the transfer ended, and this
+            // wait took 4 s of CPU. This suite runs alone, so the process's CPU time is this send's.
+            let body = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0) })
+            let server = try MockServer(port: 0, recordsRequests: false) { _ in
+                MockResponse.data(body).with(.delayHead(2)).with(.throttle(bytesPerSecond: 50_000))
+            }
+            defer { server.stop() }
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.urlCache = nil
+            let pool = TaskPool(configuration: .init(transport: URLSessionTransport(configuration: configuration)))
+            let upload: HTTPTask = method == "POST" ? .data(body, contentType: "application/octet-stream") : .plain
+            let endpoint = TestEndpoint(
+                baseURL: server.baseURL, path: "slow", method: HTTPMethod(rawValue: method), task: upload,
+                timeout: 30)
+            let before = Self.processorSeconds()
+            let started = ContinuousClock.now
+            let response = try await pool.send(endpoint)
+            let waited = ContinuousClock.now - started
+            let cpu = Self.processorSeconds() - before
+            #expect(response.body == body)
+            #expect(waited >= .seconds(3.5), "the server answered sooner than it was told to: \(waited)")
+            #expect(cpu < 0.5, "\(cpu) s of CPU in \(waited)")
+            #expect(nc_socket_callback_is_replaced())
+        }
+
+        /// The processor time of the whole process, every thread's, user and system (glibc's `clock`).
+        static func processorSeconds() -> Double { Double(clock()) / Double(CLOCKS_PER_SEC) }
     #endif
 
 }
+

@@ -14,4 +14,10 @@ bool CFURLSessionCurlHostIsEqual(const char *_Nonnull url, const char *_Nonnull 
 /// linked statically, other platforms).
 bool nc_curl_host_check_is_replaced(void);
 
+/// Whether libcurl's socket callback goes through this product's (see FoundationNetworkingFixes.c), which
+/// stops FoundationNetworking watching a socket for a direction libcurl no longer asks for: true on Linux
+/// once a `URLSession` of the process has set up its libcurl handle, in an executable that links this
+/// product; false before that, with Swift's runtime linked statically, and on other platforms.
+bool nc_socket_callback_is_replaced(void);
+
 #endif
