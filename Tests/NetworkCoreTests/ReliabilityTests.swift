@@ -293,8 +293,8 @@ struct ReliabilityTests {
             arguments: ["GET", "POST"])
         func slowServerLeavesProcessorsIdle(method: String) async throws {
             // FoundationNetworking left the socket's write source on after the request went (see
-            // Sources/FoundationNetworkingFixes): it fired without pause until the transfer ended, and this
-            // wait took 4 s of CPU. This suite runs alone, so the process's CPU time is this send's.
+            // Sources/FoundationNetworkingFixes): it fired without pause until the transfer ended, keeping a
+            // processor busy through this send's 4 s. This suite runs alone, so the process's CPU time is this send's.
             let body = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0) })
             let server = try MockServer(port: 0, recordsRequests: false) { _ in
                 MockResponse.data(body).with(.delayHead(2)).with(.throttle(bytesPerSecond: 50_000))
@@ -323,4 +323,3 @@ struct ReliabilityTests {
     #endif
 
 }
-
