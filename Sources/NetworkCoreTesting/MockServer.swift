@@ -46,8 +46,6 @@ public final class MockServer: @unchecked Sendable {
     private let handler: Handler?
     private let lock = NSLock()
     private var stopped = false
-    /// Whether the server has stopped, for the accepting thread, which reads it without holding the server.
-    private let accepting = AcceptingState()
     private var received: [RecordedRequest] = []
     private var arrivals = 0
     private var clients: Set<Int32> = []
@@ -102,7 +100,7 @@ public final class MockServer: @unchecked Sendable {
         self.handler = handler
         // The accepting thread holds the server only while it hands a connection over: a server nobody
         // references any more is deinitialized, which stops it and ends this thread.
-        Thread.detachNewThread { [weak self, fd, accepting] in Self.acceptLoop(fd, accepting) { self } }
+        Thread.detachNewThread { [weak self, fd] in Self.acceptLoop(fd) { self } }
     }
 
     /// Starts a server (see ``init(port:recordsRequests:keepsAlive:ipv6:bodyReadPause:handler:)``).
@@ -364,7 +362,6 @@ public final class MockServer: @unchecked Sendable {
             return !stopped
         }
         guard first else { return }
-        accepting.stop()
         // Wakes the accepting thread, which closes the listener: while that thread may still call `accept`,
         // the descriptor's number must not be given to another socket.
         shutdown(listener, Int32(SHUT_RDWR))
@@ -390,13 +387,13 @@ public final class MockServer: @unchecked Sendable {
     private var isStopped: Bool { lock.withLock { stopped } }
 
     /// Accepts connections on `listener` and serves each on a thread of its own, until the server stops or is
-    /// gone. It takes the server (`server()`) only to hand a connection over: a server released while this
-    /// thread waits, or checks for a stop, is deinitialized at once.
-    private static func acceptLoop(_ listener: Int32, _ accepting: AcceptingState, server: () -> MockServer?) {
+    /// gone. It takes the server (`server()`) only once `accept` returns: a server released while this thread
+    /// waits is deinitialized at once, and its stop (`shutdown` of the listener) ends the wait.
+    private static func acceptLoop(_ listener: Int32, server: () -> MockServer?) {
         defer { close(listener) }
-        while !accepting.isStopped {
+        while true {
             let client = accept(listener, nil, nil)
-            guard !accepting.isStopped, let server = server() else {
+            guard let server = server(), !server.isStopped else {
                 if client >= 0 { close(client) }
                 return
             }
@@ -691,14 +688,4 @@ public func withMockServer<Result>(
     let server = try await MockServer.start(ipv6: ipv6, keepsAlive: keepsAlive)
     defer { server.stop() }
     return try await body(server)
-}
-
-/// Whether a ``MockServer`` has stopped, shared with its accepting thread.
-private final class AcceptingState: @unchecked Sendable {  // `lock` guards `stopped`.
-    private let lock = NSLock()
-    private var stopped = false
-
-    var isStopped: Bool { lock.withLock { stopped } }
-
-    func stop() { lock.withLock { stopped = true } }
 }
