@@ -16,10 +16,11 @@ struct CacheRFCTests {
         case memory, disk
         var testDescription: String { rawValue }
 
-        func make() throws -> any CacheStore {
+        /// A new store of this kind; a disk store in `directory`, which the caller removes.
+        func make(in directory: URL) throws -> any CacheStore {
             switch self {
             case .memory: MemoryCacheStore()
-            case .disk: try DiskCacheStore(directory: CacheStoreTests.temporaryDirectory())
+            case .disk: try DiskCacheStore(directory: directory)
             }
         }
     }
@@ -113,7 +114,9 @@ struct CacheRFCTests {
 
     @Test("an answer is stored, kept and served as RFC 9111 says", arguments: cases, Store.allCases)
     func table(_ test: Case, _ kind: Store) throws {
-        let store = try kind.make()
+        let directory = CacheStoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try kind.make(in: directory)
         let transaction = try #require(Self.sending(Self.request, in: store, at: Self.now))
         let first = transaction.resolve(Self.answer(test.status, test.fields), request: Self.request, now: Self.now)
         #expect(first.source == .network && first.statusCode == test.status)
@@ -147,7 +150,9 @@ struct CacheRFCTests {
         "a 304 updates the stored answer but for the fields its Connection names; its Age replaces the stored one",
         arguments: Store.allCases)
     func notModified(_ kind: Store) throws {
-        let store = try kind.make()
+        let directory = CacheStoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try kind.make(in: directory)
         let stored = ["Cache-Control": "max-age=0", "ETag": "\"v1\"", "Age": "30", "X-A": "old"]
         let first = try #require(Self.sending(Self.request, in: store, at: Self.now))
         _ = first.resolve(Self.answer(200, stored), request: Self.request, now: Self.now)

@@ -17,8 +17,10 @@ It saves a screenshot to SCREENSHOT_PATH. Every wait is bounded; the demo is sto
 import json
 import os
 import queue
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -86,6 +88,9 @@ def main():
                 return output
 
     driver = None
+    # chromedriver and Chromium keep their temporary files (the profile, the singleton socket's folder) in a
+    # folder of the test's own, removed at the end: left to themselves, they leave one in /tmp on every run.
+    scratch = tempfile.mkdtemp(prefix="networkcore-chromium-")
     try:
         url = wait_for(
             lambda: next((l.split(" ", 1)[1] for l in drain() if l.startswith("Inspector: ")), None), 60,
@@ -103,7 +108,8 @@ def main():
         options.binary_location = "/usr/bin/chromium"
         for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1500,950"):
             options.add_argument(argument)
-        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        service = Service("/usr/bin/chromedriver", env=dict(os.environ, TMPDIR=scratch))
+        driver = webdriver.Chrome(service=service, options=options)
         driver.set_page_load_timeout(30)
         driver.get(url)
 
@@ -172,6 +178,7 @@ def main():
             demo.wait(timeout=10)
         except subprocess.TimeoutExpired:
             demo.kill()
+        shutil.rmtree(scratch, ignore_errors=True)
     if failures:
         print("%d check(s) failed; the demo printed:\n%s" % (len(failures), "\n".join(drain())), flush=True)
         sys.exit(1)

@@ -99,6 +99,7 @@ struct GuideManifestTests {
         return try await ChildProcess.run(
             at: URL(fileURLWithPath: swift),
             ["package", "--package-path", app.path, "--scratch-path", scratch.file("build").path, "show-dependencies"],
-            environment: toolchainEnvironment, timeout: 300)
+            // SwiftPM's lock files go to the temporary directory: the scratch folder's, removed with it.
+            environment: toolchainEnvironment.merging(["TMPDIR": scratch.url.path]) { $1 }, timeout: 300)
     }
 }
