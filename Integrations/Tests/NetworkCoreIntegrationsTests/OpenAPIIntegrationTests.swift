@@ -82,8 +82,15 @@ struct OpenAPIIntegrationTests {
         "a call in flight is in the task table under its operation id and is cancelled by it",
         arguments: TransportUnderTest.all)
     func cancelByOperationID(_ transport: TransportUnderTest) async throws {
-        let server = try MockServer { _ in MockResponse(.json(#"{"id":1,"name":"Late"}"#), faults: [.delayHead(5)]) }
+        // Answered only once the test lets it (60 s at most, should the test fail first), so the cancel cannot
+        // come after the answer however long the call takes to start.
+        let release = DispatchSemaphore(value: 0)
+        let server = try MockServer { _ in
+            _ = release.wait(timeout: .now() + 60)
+            return MockResponse(.json(#"{"id":1,"name":"Late"}"#))
+        }
         defer { server.kill() }
+        defer { release.signal() }
         let pool = transport.pool()
         let client = Client(
             serverURL: URL(string: server.baseURL + "/v1")!, transport: TaskPoolClientTransport(pool: pool))

@@ -51,10 +51,12 @@ extension TaskPool {
 }
 
 /// Waits until `condition` holds or `seconds` (times ``slowRunScale``) pass; returns whether it held.
-/// A wait, not a bound on the behaviour, so it stretches in a slow run. If the calling task is
-/// cancelled, it stops waiting and answers with the condition as it is then, rather than polling
-/// without pause until the deadline.
-func eventually(within seconds: Double = 2, _ condition: () async -> Bool) async -> Bool {
+/// A wait, not a bound on the behaviour, so it stretches in a slow run, and its default is generous: it
+/// returns as soon as the condition holds, and when a suite starts, its tests all begin at once on 2
+/// processors, so that a task a test has just made may wait seconds for a thread (a 2 s default once
+/// ran out so). If the calling task is cancelled, it stops waiting and answers with the condition as it
+/// is then, rather than polling without pause until the deadline.
+func eventually(within seconds: Double = 10, _ condition: () async -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds * slowRunScale)
     while Date() < deadline {
         if await condition() { return true }
