@@ -39,6 +39,12 @@ import NetworkCoreNIOSupport
 ///   connection to such a server closed so is tried once more too. Anything else (a `POST`, a stream, a
 ///   second close) fails as `.networkConnectionLost`, for the pool's ``RetryPolicy`` to judge;
 /// - keeps no cookies and no cache.
+///
+/// A request without a body, started while no other of the transport's requests is in flight, has its
+/// events delivered on one event loop of the group, always the same, and AsyncHTTPClient prefers a
+/// connection on that loop: requests sent one after another then keep to one connection whose events reach
+/// the pool without passing between threads. Requests started while others are in flight leave the loop to
+/// the client, so that their connections spread over the group.
 public final class AsyncHTTPClientTransport: Transport {
     /// The client requests go through. It belongs to this transport: ``shutdown()`` shuts it down.
     public let client: HTTPClient
@@ -47,6 +53,8 @@ public final class AsyncHTTPClientTransport: Transport {
     private let isShutDown = NIOLockedValueBox(false)
     /// The origins whose answers have left their connections open.
     private let keptAlive = KeptAliveOrigins()
+    /// The requests without a body in flight, and the loop one started alone has its events on.
+    let inFlight: RequestsInFlight
 
     /// The configuration ``init(configuration:eventLoopGroup:)`` uses unless told otherwise: AsyncHTTPClient's
     /// defaults, but for what makes it answer as `URLSession` does:
@@ -75,6 +83,7 @@ public final class AsyncHTTPClientTransport: Transport {
         maximumRequestsPerHost = configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit
         if case .enabled = configuration.decompression { decompresses = true } else { decompresses = false }
         client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
+        inFlight = RequestsInFlight(loop: eventLoopGroup.next())
     }
 
     /// Shuts the client down: its connections close, and requests still running fail. Call it once the
@@ -120,10 +129,11 @@ public final class AsyncHTTPClientTransport: Transport {
                 })
             return transfer
         }
+        let loop = inFlight.enter()
         let transfer = Transfer(
             events: events, url: request.url, headTimeout: request.timeoutInterval, sentWhole: sentWhole,
-            keptAlive: Self.isIdempotent(request) ? keptAlive : nil)
-        execute(request, transfer: transfer)
+            keptAlive: Self.isIdempotent(request) ? keptAlive : nil, inFlight: inFlight)
+        execute(request, transfer: transfer, on: loop.map { .delegate(on: $0) } ?? .indifferent)
         return transfer
     }
 
@@ -141,8 +151,8 @@ public final class AsyncHTTPClientTransport: Transport {
         return false
     }
 
-    /// Sends `request`, without a body, through the client's delegate interface.
-    private func execute(_ request: URLRequest, transfer: Transfer) {
+    /// Sends `request`, without a body, through the client's delegate interface, its events on `loop`.
+    private func execute(_ request: URLRequest, transfer: Transfer, on loop: HTTPClient.EventLoopPreference) {
         let outgoing: HTTPClient.Request
         do {
             guard let url = request.url else { throw URLError(.badURL) }
@@ -152,7 +162,7 @@ public final class AsyncHTTPClientTransport: Transport {
             return transfer.fail(error)
         }
         transfer.send { [client] transfer in
-            client.execute(request: outgoing, delegate: transfer, eventLoop: .indifferent)
+            client.execute(request: outgoing, delegate: transfer, eventLoop: loop)
         }
     }
 
@@ -301,16 +311,20 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
     /// the origins whose answers have left their connections open, which the transfer's answer joins if it
     /// does so too. The request goes again only to such an origin.
     private let keptAlive: KeptAliveOrigins?
+    /// Through the delegate interface, the transport's count of requests in flight, which the transfer has
+    /// entered and leaves once it is over, before it reports its end.
+    private let inFlight: RequestsInFlight?
 
     init(
         events: TransportEvents, url: URL?, headTimeout: TimeInterval, sentWhole: Int? = nil,
-        keptAlive: KeptAliveOrigins? = nil
+        keptAlive: KeptAliveOrigins? = nil, inFlight: RequestsInFlight? = nil
     ) {
         self.events = events
         self.url = url
         self.headTimeout = headTimeout
         self.sentWhole = sentWhole
         self.keptAlive = keptAlive
+        self.inFlight = inFlight
     }
 
     /// Sends the client's request that `make` makes; it makes it again if the request is to go once more.
@@ -386,7 +400,9 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
             attach(send(self))
         case .end(let cancelled, let reports, let timer):
             timer?.cancel()
-            if reports { events.fail(AsyncHTTPClientTransport.translate(error, cancelled: cancelled)) }
+            guard reports else { return }
+            inFlight?.leave()
+            events.fail(AsyncHTTPClientTransport.translate(error, cancelled: cancelled))
         }
     }
 
@@ -465,14 +481,48 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
             defer { state.over = true }
             return !state.over
         }
-        if reports { events.finish() }
+        guard reports else { return }
+        inFlight?.leave()
+        events.finish()
     }
 
     /// The receiver wants no more: the client's request is cancelled, and its end not reported.
     private func decline(_ task: HTTPClient.Task<Void>) {
-        state.withLockedValue { $0.over = true }
+        let first = state.withLockedValue { state in
+            defer { state.over = true }
+            return !state.over
+        }
+        if first { inFlight?.leave() }
         task.cancel()
     }
+}
+
+/// How many of a transport's requests without a body are in flight; a request started while none is has its
+/// events on ``loop``, the same for every such request, so that requests sent one after another keep to one
+/// connection, on that loop, and no event of theirs passes between threads.
+final class RequestsInFlight: Sendable {
+    private let count = NIOLockedValueBox(0)
+    /// The loop a request started alone has its events on.
+    let loop: any EventLoop
+
+    init(loop: any EventLoop) { self.loop = loop }
+
+    /// Counts a request in: ``loop`` if no other is in flight, else `nil` (the client chooses).
+    func enter() -> (any EventLoop)? {
+        count.withLockedValue { count in
+            defer { count += 1 }
+            return count == 0 ? loop : nil
+        }
+    }
+
+    /// Counts a request out, once it is over (before its end is reported, so that the next request its
+    /// caller sends finds it gone).
+    func leave() {
+        count.withLockedValue { $0 -= 1 }
+    }
+
+    /// How many are in flight.
+    var current: Int { count.withLockedValue { $0 } }
 }
 
 /// The origins (scheme, host and port, as the URL writes them) whose answers have left their connections open:

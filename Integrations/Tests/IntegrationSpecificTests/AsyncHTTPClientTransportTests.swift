@@ -337,6 +337,80 @@ struct AsyncHTTPClientTransportTests {
         #expect(!origins.contains(URL(string: "http://example.com/a")))
     }
 
+    @Test(
+        "a request started while none is in flight has its events on the transport's loop; one started beside it, the client's choice"
+    )
+    func requestsInFlight() {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let inFlight = RequestsInFlight(loop: group.next())
+        // event: true to start a request, false to end one; then the loop the start is given, and the count.
+        let events: [(start: Bool, alone: Bool?, count: Int)] = [
+            (true, true, 1), (false, nil, 0), (true, true, 1), (true, false, 2), (true, false, 3), (false, nil, 2),
+            (false, nil, 1), (true, false, 2), (false, nil, 1), (false, nil, 0), (true, true, 1), (false, nil, 0),
+        ]
+        for (index, event) in events.enumerated() {
+            if event.start {
+                let loop = inFlight.enter()
+                #expect((loop != nil) == event.alone, "event \(index)")
+                #expect(loop.map { $0 === inFlight.loop } ?? true, "event \(index)")
+            } else {
+                inFlight.leave()
+            }
+            #expect(inFlight.current == event.count, "event \(index)")
+        }
+    }
+
+    @Test(
+        "requests sent one after another have their events on one loop of the group, each time the same; each one's end leaves none in flight",
+        .timeLimit(.minutes(1)))
+    func oneLoopWhenAlone() async throws {
+        let release = DispatchSemaphore(value: 0)
+        let server = try MockServer { request in
+            if request.path == "/held" { _ = release.wait(timeout: .now() + 60) }
+            return MockResponse(.json(#"{"ok": true}"#))
+        }
+        defer { server.stop() }
+        defer { release.signal() }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        let transport = AsyncHTTPClientTransport(eventLoopGroup: group)
+        func send(_ path: String, declining: Bool = false) -> (LoopNotingReceiver, any TransportControl) {
+            let receiver = LoopNotingReceiver(declinesHead: declining)
+            var request = URLRequest(url: URL(string: server.baseURL + path)!)
+            request.timeoutInterval = 30
+            let events = TransportEvents(taskID: path, receiver: receiver)
+            return (receiver, transport.start(request, body: .none, events: events))
+        }
+        // Answered: every report of every request on the transport's loop (over `.indifferent`, the group's two
+        // loops took turns); the count is down before the end is reported.
+        for index in 0..<6 {
+            let (receiver, _) = send("/answer")
+            #expect(await receiver.end() == nil, "request \(index)")
+            #expect(transport.inFlight.current == 0, "request \(index)")
+            let loops = receiver.loops.withLock { $0 }
+            #expect(loops.count >= 3, "head, body, end: \(loops.count) reports")
+            #expect(loops.allSatisfy { $0 == ObjectIdentifier(transport.inFlight.loop) }, "request \(index)")
+        }
+        // Failed: no server at the port.
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:1/closed")!)
+        request.timeoutInterval = 30
+        let refused = LoopNotingReceiver(declinesHead: false)
+        _ = transport.start(request, body: .none, events: TransportEvents(taskID: "refused", receiver: refused))
+        #expect(await refused.end() != nil)
+        #expect(transport.inFlight.current == 0)
+        // Cancelled while the server holds the answer.
+        let (held, control) = send("/held")
+        #expect(transport.inFlight.current == 1)
+        control.cancel()
+        #expect(await held.end() != nil)
+        #expect(transport.inFlight.current == 0)
+        // Declined at its head: no end is reported, and the count is down once the receiver has declined.
+        let (declined, _) = send("/answer", declining: true)
+        #expect(await eventually { declined.loops.withLock { $0.count } == 1 && transport.inFlight.current == 0 })
+        try await transport.shutdown()
+        try await group.shutdownGracefully()
+    }
+
     @Test("shutdown is safe twice; a send after it fails, and does not hang", .timeLimit(.minutes(1)))
     func shutdown() async throws {
         let transport = AsyncHTTPClientTransport()
@@ -363,4 +437,48 @@ final class DiscardingReceiver: TransportReceiver {
     func sent(totalBytes: Int, expected: Int?) {}
     func finish() {}
     func fail(_ error: any Error) {}
+}
+
+/// A receiver that notes the event loop each report comes on (`nil` off the group's loops) and the transfer's
+/// end; it declines the head if told to.
+final class LoopNotingReceiver: TransportReceiver {
+    let loops = Locked<[ObjectIdentifier?]>([])
+    private let declinesHead: Bool
+    private let ends: AsyncStream<(any Error)?>
+    private let ended: AsyncStream<(any Error)?>.Continuation
+
+    init(declinesHead: Bool) {
+        self.declinesHead = declinesHead
+        (ends, ended) = AsyncStream.makeStream()
+    }
+
+    /// Waits for the end: `nil` for an answer, else the failure.
+    func end() async -> (any Error)? {
+        var iterator = ends.makeAsyncIterator()
+        return await iterator.next() ?? CancellationError()
+    }
+
+    private func note() {
+        let loop = MultiThreadedEventLoopGroup.currentEventLoop.map { ObjectIdentifier($0) }
+        loops.withLock { $0.append(loop) }
+    }
+
+    func receive(head: HTTPURLResponse) -> Bool {
+        note()
+        return !declinesHead
+    }
+    func receive(body: Data) -> Bool {
+        note()
+        return true
+    }
+    func redirected(statusCode: Int, to url: URL?) {}
+    func sent(totalBytes: Int, expected: Int?) {}
+    func finish() {
+        note()
+        ended.yield(nil)
+    }
+    func fail(_ error: any Error) {
+        note()
+        ended.yield(error)
+    }
 }
