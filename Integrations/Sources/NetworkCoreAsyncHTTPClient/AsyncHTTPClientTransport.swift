@@ -40,11 +40,11 @@ import NetworkCoreNIOSupport
 ///   second close) fails as `.networkConnectionLost`, for the pool's ``RetryPolicy`` to judge;
 /// - keeps no cookies and no cache.
 ///
-/// A request without a body, started while no other of the transport's requests is in flight, has its
-/// events delivered on one event loop of the group, always the same, and AsyncHTTPClient prefers a
-/// connection on that loop: requests sent one after another then keep to one connection whose events reach
-/// the pool without passing between threads. Requests started while others are in flight leave the loop to
-/// the client, so that their connections spread over the group.
+/// A request without a body, started while none of the transport's other requests without a body is in
+/// flight, has its events delivered on one event loop of the group, always the same, and AsyncHTTPClient
+/// prefers a connection on that loop: requests sent one after another then keep to one connection whose
+/// events reach the pool without passing between threads. Requests started while others are in flight leave
+/// the loop to the client, so that their connections spread over the group.
 public final class AsyncHTTPClientTransport: Transport {
     /// The client requests go through. It belongs to this transport: ``shutdown()`` shuts it down.
     public let client: HTTPClient
