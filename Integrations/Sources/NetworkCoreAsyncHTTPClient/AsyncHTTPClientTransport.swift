@@ -477,23 +477,24 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
     }
 
     func didFinishRequest(task: HTTPClient.Task<Void>) throws {
-        let reports = state.withLockedValue { state in
-            defer { state.over = true }
-            return !state.over
-        }
-        guard reports else { return }
-        inFlight?.leave()
-        events.finish()
+        if endsHere() { events.finish() }
     }
 
     /// The receiver wants no more: the client's request is cancelled, and its end not reported.
     private func decline(_ task: HTTPClient.Task<Void>) {
+        _ = endsHere()
+        task.cancel()
+    }
+
+    /// Marks the transfer over; if it was not yet, counts it out of the transport's requests in flight and
+    /// returns `true`.
+    private func endsHere() -> Bool {
         let first = state.withLockedValue { state in
             defer { state.over = true }
             return !state.over
         }
         if first { inFlight?.leave() }
-        task.cancel()
+        return first
     }
 }
 
