@@ -90,7 +90,12 @@ def main():
     driver = None
     # chromedriver and Chromium keep their temporary files (the profile, the singleton socket's folder) in a
     # folder of the test's own, removed at the end: left to themselves, they leave one in /tmp on every run.
-    scratch = tempfile.mkdtemp(prefix="networkcore-chromium-")
+    # Chromium's socket goes 46 characters below it, and a socket's path has at most 107: under a long TMPDIR
+    # (the test command's, inside CI's) Chromium exits at start, so the folder goes into /tmp then.
+    parent = tempfile.gettempdir()
+    if len(parent) + len("/networkcore-chromium-12345678") + 46 > 107:
+        parent = "/tmp"
+    scratch = tempfile.mkdtemp(prefix="networkcore-chromium-", dir=parent)
     try:
         url = wait_for(
             lambda: next((l.split(" ", 1)[1] for l in drain() if l.startswith("Inspector: ")), None), 60,
