@@ -45,6 +45,8 @@ let package = Package(
                 .product(name: "NetworkCoreInspector", package: "NetworkCoreIntegrations"),
                 .product(name: "NetworkCoreAsyncHTTPClient", package: "NetworkCoreIntegrations"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
         // Many requests through one pool, its resident memory read at every step (Benchmarks/soak).
         .executableTarget(

@@ -15,7 +15,10 @@
 //                                    or from a Swift task of its own (the pool suite's send→finish);
 //                                    asyncHTTPClient, asyncHTTPClientTransport or networkCoreAsyncHTTPClient:
 //                                    AsyncHTTPClient used directly, AsyncHTTPClientTransport without the
-//                                    pool, and the pool over it, configured as the throughput suite's
+//                                    pool, and the pool over it, configured as the throughput suite's;
+//                                    asyncHTTPClientDelegate: the client's delegate interface, as the
+//                                    transport uses it (its events on one loop), with the least a caller
+//                                    needs: the body collected, handed over at the end
 //                                    INFLIGHT: how many at once (1, one after another, by default)
 //
 // (count at 1,200 − count at 200) / 1,000 = instructions per request, start-up and warm-up cancelled.
@@ -24,6 +27,8 @@
 import AsyncHTTPClient
 import Dispatch
 import Foundation
+import NIOCore
+import NIOHTTP1
 import NetworkCore
 import NetworkCoreAsyncHTTPClient
 import NetworkCoreInspector
@@ -68,7 +73,7 @@ guard arguments.count == 3 || arguments.count == 4, let count = Int(arguments[ar
 else {
     FileHandle.standardError.write(
         Data(
-            "usage: RequestLoop raw|transport|networkCore|buildRaw|build|stubPool|stubTask|asyncHTTPClient|asyncHTTPClientTransport|networkCoreAsyncHTTPClient URL COUNT [INFLIGHT]\n"
+            "usage: RequestLoop raw|transport|networkCore|buildRaw|build|stubPool|stubTask|asyncHTTPClient|asyncHTTPClientDelegate|asyncHTTPClientTransport|networkCoreAsyncHTTPClient URL COUNT [INFLIGHT]\n"
                 .utf8))
     exit(2)
 }
@@ -98,9 +103,34 @@ enum AsyncHTTPClients {
         configuration.redirectConfiguration = .disallow  // as the transport sets it
         return configuration
     }()
+    /// The loop `asyncHTTPClientDelegate`'s events come on, as the transport's do with one request in flight.
+    static let loop = HTTPClient.defaultEventLoopGroup.next()
     static let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     static let transport = AsyncHTTPClientTransport(configuration: configuration)
     static let pool = TaskPool(configuration: .init(transport: transport))
+}
+
+/// Collects an answer through the client's delegate interface and hands it over at its end. Its state is
+/// touched from the one loop its events come on.
+final class Collector: HTTPClientResponseDelegate, @unchecked Sendable {
+    typealias Response = Void
+    var body = Data()
+    var status = 0
+    let continuation: CheckedContinuation<Data, any Error>
+    init(_ continuation: CheckedContinuation<Data, any Error>) { self.continuation = continuation }
+    func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        status = Int(head.status.code)
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+    func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        body.append(contentsOf: buffer.readableBytesView)
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+    func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) { continuation.resume(throwing: error) }
+    func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+        guard status == 200 else { return continuation.resume(throwing: URLError(.badServerResponse)) }
+        continuation.resume(returning: body)
+    }
 }
 
 /// The page (`….page.json`) or the small payload, decoded into what every client decodes.
@@ -147,6 +177,17 @@ func call(_ index: Int) async throws {
         let response = try await AsyncHTTPClients.client.execute(request, timeout: .seconds(60))
         guard response.status == .ok else { throw URLError(.badServerResponse) }
         try decode(Data(try await response.body.collect(upTo: 32 << 20).readableBytesView))
+    case "asyncHTTPClientDelegate":  // the same request through the delegate interface, its events on one loop
+        var headers = HTTPHeaders()
+        for (name, value) in TaskPool.Configuration.standardHeaders { headers.add(name: name, value: value) }
+        headers.add(name: "Accept-Encoding", value: "gzip, deflate")
+        let request = try HTTPClient.Request(url: urlString, method: .GET, headers: headers)
+        let data = try await withCheckedThrowingContinuation { continuation in
+            let collector = Collector(continuation)
+            _ = AsyncHTTPClients.client.execute(
+                request: request, delegate: collector, eventLoop: .delegate(on: AsyncHTTPClients.loop))
+        }
+        try decode(data)
     case "asyncHTTPClientTransport":
         let request = try endpoint.urlRequest(defaultHeaders: headers)
         let context = TransportContext(taskID: "t")
