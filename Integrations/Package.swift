@@ -139,6 +139,7 @@ let package = Package(
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ]),
     ],
     swiftLanguageModes: [.v6]

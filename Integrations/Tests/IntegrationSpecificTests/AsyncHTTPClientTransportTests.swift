@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOEmbedded
 import NIOHTTP1
 import NIOPosix
 import NetworkCoreNIOSupport
@@ -319,6 +320,10 @@ struct AsyncHTTPClientTransportTests {
         #expect(KeptAliveOrigins.origin(of: URL(string: "http://user@host#f")) == "http://user@host")
         #expect(KeptAliveOrigins.origin(of: URL(string: "file:///tmp/x")) == nil)
         #expect(KeptAliveOrigins.origin(of: URL(string: "relative/path")) == nil)
+        #expect(KeptAliveOrigins.origin(of: URL(string: "mailto:someone@example.com")) == nil)
+        #expect(KeptAliveOrigins.origin(of: URL(string: "http:/one-slash")) == nil)
+        #expect(KeptAliveOrigins.origin(of: URL(string: "http://")) == nil)
+        #expect(KeptAliveOrigins.origin(of: URL(string: "http://h")) == "http://h")
         #expect(KeptAliveOrigins.origin(of: nil) == nil)
         let origins = KeptAliveOrigins(limit: 3)
         origins.insert(URL(string: "http://example.com/a"))
@@ -359,6 +364,81 @@ struct AsyncHTTPClientTransportTests {
             }
             #expect(inFlight.current == event.count, "event \(index)")
         }
+    }
+
+    @Test(
+        "head deadlines: one timer, for the earliest; a waiter told once when its deadline passes, unless it left first"
+    )
+    func headDeadlines() {
+        let loop = EmbeddedEventLoop()
+        let deadlines = HeadDeadlines(loop: loop)
+        let waiters = (0..<3).map { _ in CountingWaiter() }
+        let start = loop.now
+        func at(_ seconds: Int64) -> NIODeadline { start + .seconds(seconds) }
+        enum Event {
+            case add(Int, at: Int64)
+            case remove(Int)
+            case advance(to: Int64)
+        }
+        // Each event, then the waiters left, the timer's next firing, and how often each waiter was told.
+        let table: [(Event, count: Int, next: Int64?, told: [Int])] = [
+            (.add(0, at: 5), 1, 5, [0, 0, 0]),
+            (.add(1, at: 3), 2, 3, [0, 0, 0]),  // earlier: the timer moves
+            (.add(2, at: 10), 3, 3, [0, 0, 0]),  // later: it stays
+            (.remove(1), 2, 3, [0, 0, 0]),  // leaving does not move it
+            (.advance(to: 3), 2, 5, [0, 0, 0]),  // nothing due: set for the earliest left
+            (.advance(to: 5), 1, 10, [1, 0, 0]),
+            (.remove(2), 0, 10, [1, 0, 0]),
+            (.advance(to: 10), 0, nil, [1, 0, 0]),  // none left: not set again
+            (.add(0, at: 11), 1, 11, [1, 0, 0]),
+            (.add(1, at: 11), 2, 11, [1, 0, 0]),
+            (.advance(to: 12), 0, nil, [2, 1, 0]),  // both due at once: each told once
+            (.add(2, at: 13), 1, 13, [2, 1, 0]),
+            (.add(2, at: 20), 1, 13, [2, 1, 0]),  // added again: its deadline is the later one
+            (.advance(to: 13), 1, 20, [2, 1, 0]),
+            (.advance(to: 25), 0, nil, [2, 1, 1]),
+        ]
+        for (index, (event, count, next, told)) in table.enumerated() {
+            switch event {
+            case .add(let waiter, let seconds): deadlines.add(waiters[waiter], deadline: at(seconds))
+            case .remove(let waiter): deadlines.remove(waiters[waiter])
+            case .advance(let seconds): loop.advanceTime(to: at(seconds))
+            }
+            #expect(deadlines.count == count, "event \(index)")
+            #expect(deadlines.nextFiring == next.map(at), "event \(index)")
+            #expect(waiters.map { $0.told.withLockedValue { $0 } } == told, "event \(index)")
+        }
+        try? loop.syncShutdownGracefully()
+    }
+
+    @Test(
+        "a head that does not come within the request's timeout fails it as timed out; no waiter is left",
+        .timeLimit(.minutes(1)))
+    func headTimeout() async throws {
+        let release = DispatchSemaphore(value: 0)
+        let server = try MockServer { request in
+            if request.path == "/held" { _ = release.wait(timeout: .now() + 60) }
+            return MockResponse(.json(#"{"ok": true}"#))
+        }
+        defer { server.stop() }
+        defer { release.signal() }
+        let transport = AsyncHTTPClientTransport()
+        func send(_ path: String, timeout: TimeInterval) async -> (any Error)? {
+            let receiver = LoopNotingReceiver(declinesHead: false)
+            var request = URLRequest(url: URL(string: server.baseURL + path)!)
+            request.timeoutInterval = timeout
+            _ = transport.start(request, body: .none, events: TransportEvents(taskID: path, receiver: receiver))
+            return await receiver.end()
+        }
+        // Answered within its timeout, beside one held: the first leaves the deadlines at its head.
+        async let held = send("/held", timeout: 0.5)
+        #expect(await send("/answer", timeout: 30) == nil)
+        let error = await held
+        #expect((error as? URLError)?.code == .timedOut, "\(String(describing: error))")
+        #expect(transport.headDeadlines.count == 0)
+        #expect(await send("/answer", timeout: 30) == nil)
+        #expect(transport.headDeadlines.count == 0)
+        try await transport.shutdown()
     }
 
     @Test(
@@ -427,6 +507,12 @@ struct AsyncHTTPClientTransportTests {
         }
         #expect(pool.activeTasks.isEmpty)
     }
+}
+
+/// A waiter that counts how often it is told its head's deadline has passed.
+final class CountingWaiter: HeadWaiter {
+    let told = NIOLockedValueBox(0)
+    func headTimedOut() { told.withLockedValue { $0 += 1 } }
 }
 
 /// A receiver that takes every report and keeps nothing.
