@@ -411,15 +411,21 @@ struct AsyncHTTPClientTransportTests {
         try? loop.syncShutdownGracefully()
     }
 
-    @Test(
-        "a head that does not come within the request's timeout fails it as timed out; no waiter is left",
-        .timeLimit(.minutes(1)))
-    func headTimeout() async throws {
+    /// A server that answers every path at once but `/held`, whose answer waits for the semaphore (60 s at most).
+    func heldServer() throws -> (MockServer, DispatchSemaphore) {
         let release = DispatchSemaphore(value: 0)
         let server = try MockServer { request in
             if request.path == "/held" { _ = release.wait(timeout: .now() + 60) }
             return MockResponse(.json(#"{"ok": true}"#))
         }
+        return (server, release)
+    }
+
+    @Test(
+        "a head that does not come within the request's timeout fails it as timed out; no waiter is left",
+        .timeLimit(.minutes(1)))
+    func headTimeout() async throws {
+        let (server, release) = try heldServer()
         defer { server.stop() }
         defer { release.signal() }
         let transport = AsyncHTTPClientTransport()
@@ -445,11 +451,7 @@ struct AsyncHTTPClientTransportTests {
         "requests sent one after another have their events on one loop of the group, each time the same; each one's end leaves none in flight",
         .timeLimit(.minutes(1)))
     func oneLoopWhenAlone() async throws {
-        let release = DispatchSemaphore(value: 0)
-        let server = try MockServer { request in
-            if request.path == "/held" { _ = release.wait(timeout: .now() + 60) }
-            return MockResponse(.json(#"{"ok": true}"#))
-        }
+        let (server, release) = try heldServer()
         defer { server.stop() }
         defer { release.signal() }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
