@@ -522,12 +522,15 @@ extension Transfer: HeadWaiter {}
 /// lock and a dictionary's insert and removal, where a timer of its own was scheduled from the caller's
 /// thread and cancelled on the loop for each request. When the timer fires, it tells the waiters whose
 /// deadlines have passed, lets them go, and is set again for the earliest of the rest. A waiter that leaves
-/// does not move it: it fires then, finds nothing due, and is set for what is left.
+/// does not move it: it fires then, finds nothing due, and is set for what is left. One timer is set at a
+/// time: one replaced as it fires does nothing.
 final class HeadDeadlines: Sendable {
     private struct State {
         var waiting: [ObjectIdentifier: (waiter: any HeadWaiter, deadline: NIODeadline)] = [:]
-        /// When the timer fires, and the timer, while it is set.
-        var timer: (deadline: NIODeadline, scheduled: Scheduled<Void>)?
+        /// When the timer fires, the timer, and its number, while it is set.
+        var timer: (deadline: NIODeadline, scheduled: Scheduled<Void>, number: UInt64)?
+        /// The number of the last timer set: a timer that fires when another has replaced it does nothing.
+        var timers: UInt64 = 0
     }
 
     private let state = NIOLockedValueBox(State())
@@ -543,7 +546,7 @@ final class HeadDeadlines: Sendable {
             state.waiting[ObjectIdentifier(waiter)] = (waiter, deadline)
             if let timer = state.timer, timer.deadline <= deadline { return }
             state.timer?.scheduled.cancel()
-            state.timer = (deadline, schedule(at: deadline))
+            Self.setTimer(in: &state, at: deadline, for: self)
         }
     }
 
@@ -558,14 +561,21 @@ final class HeadDeadlines: Sendable {
     /// When the timer fires next, if it is set.
     var nextFiring: NIODeadline? { state.withLockedValue { $0.timer?.deadline } }
 
-    private func schedule(at deadline: NIODeadline) -> Scheduled<Void> {
-        loop.scheduleTask(deadline: deadline) { [weak self] in self?.fire() }
+    /// Sets a new timer for `deadline`; the one it replaces, if it fires before it could be cancelled, does nothing.
+    private static func setTimer(in state: inout State, at deadline: NIODeadline, for deadlines: HeadDeadlines) {
+        state.timers &+= 1
+        let number = state.timers
+        let scheduled = deadlines.loop.scheduleTask(deadline: deadline) { [weak deadlines] () -> Void in
+            deadlines?.fire(number)
+        }
+        state.timer = (deadline, scheduled, number)
     }
 
     /// Tells the waiters whose deadlines have passed, after letting them go; sets the timer for the rest.
-    private func fire() {
+    private func fire(_ number: UInt64) {
         let now = loop.now
         let due = state.withLockedValue { state -> [any HeadWaiter] in
+            guard state.timer?.number == number else { return [] }
             state.timer = nil
             var due: [any HeadWaiter] = []
             var earliest: NIODeadline?
@@ -577,7 +587,7 @@ final class HeadDeadlines: Sendable {
                     earliest = entry.deadline
                 }
             }
-            if let earliest { state.timer = (earliest, schedule(at: earliest)) }
+            if let earliest { Self.setTimer(in: &state, at: earliest, for: self) }
             return due
         }
         for waiter in due { waiter.headTimedOut() }
