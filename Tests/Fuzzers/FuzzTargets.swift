@@ -153,6 +153,12 @@ enum FuzzTargets {
         let control = CacheControl(text)
         _ = control.maxAge
         _ = ContentRange(text)
+        // Redacted as a header's value, whatever comes before it: the key of a URL after a space is gone.
+        let value = text + " https://example.com/p?api_key=SECRET1"
+        let redacted = Redactor.default.redact(headerValue: value, named: "Link")
+        if !text.contains("SECRET1"), redacted.contains("SECRET1") {
+            fatalError("\(value) keeps its key once redacted: \(redacted)")
+        }
     }
 
     /// `date` in IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), from its calendar fields in GMT (no date

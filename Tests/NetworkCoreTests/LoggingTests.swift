@@ -118,6 +118,40 @@ struct LoggingTests {
                 ])
     }
 
+    @Test(
+        "URLs in header values are redacted as URLs are; echoed secrets scrubbed; other values kept as they are",
+        arguments: [
+            (
+                "Location", "/next?api_key=k1&page=2#access_token=t1",
+                "/next?api_key=<redacted>&page=2#access_token=<redacted>"
+            ),
+            ("Location", "https://ann:pw@example.com/a?b=1", "https://ann:<redacted>@example.com/a?b=1"),
+            ("Content-Location", "https://example.com/a?session_id=s1", "https://example.com/a?session_id=<redacted>"),
+            (
+                "Link",
+                #"<https://example.com/p?key=k2&page=3>; rel="next", <https://example.com/p?page=1>; rel="first""#,
+                #"<https://example.com/p?key=<redacted>&page=3>; rel="next", <https://example.com/p?page=1>; rel="first""#
+            ),
+            ("Refresh", "5; url=/r?token=t2", "5; url=/r?token=<redacted>"),
+            ("Refresh", "5;url=https://example.com/?signature=s2", "5;url=https://example.com/?signature=<redacted>"),
+            (
+                "X-Debug", "sent to \"https://x.example/?sig=s3\" at noon",
+                "sent to \"https://x.example/?sig=<redacted>\" at noon"
+            ),
+            ("X-Echo", "echo SECRET-echo-1", "echo <redacted>"),
+            ("Location", "/app#/callback?state=1&access_token=t4", "/app#/callback?state=1&access_token=<redacted>"),
+            ("From", "ann@example.com", "ann@example.com"),
+            ("Accept", "application/json; q=0.9,  text/plain", "application/json; q=0.9,  text/plain"),
+            ("Content-Disposition", "attachment; filename=\"a?b#c.txt\"", "attachment; filename=\"a?b#c.txt\""),
+            ("X-Empty", "", ""),
+            ("X-Only-Marks", "? # @ <> \"\"", "? # @ <> \"\""),
+            ("X-Unicode", "città ?ü=1 #ß", "città ?ü=1 #ß"),
+        ])
+    func headerValueRedaction(name: String, value: String, expected: String) {
+        #expect(Redactor.default.redact(headerValue: value, named: name, secrets: ["SECRET-echo-1"]) == expected)
+        #expect(Redactor.default.redact(headers: [name: value], secrets: ["SECRET-echo-1"]) == [name: expected])
+    }
+
     @Test("a password in the URL's user info is redacted; the rest of the URL is kept")
     func userInfoRedaction() {
         #expect(

@@ -127,4 +127,140 @@ struct SecretsSweepTests {
         #expect(memory.events.count == 6)
         #expect(inspector.task(id: "post")?.details?.requestBody == "password=<redacted>&username=ann")
     }
+
+    /// A redirect chain whose `Location`s carry a key, a token in the fragment and credentials in user
+    /// information, whose answers carry more URLs with secrets (`Link`, `Refresh`, `Content-Location`) and echo
+    /// the request's bearer token in headers of their own; the request sends a `Referer` with secrets too.
+    enum Chain {
+        static let bearer = "TOKEN-chain-1f0e"
+        static let startKey = "KEY-chain-start-2a1b"
+        static let hopKey = "KEY-chain-hop-3c2d"
+        static let fragmentToken = "TOKEN-chain-fragment-4e3f"
+        static let linkSession = "SESSION-chain-link-5a4b"
+        static let linkPassword = "PASS-chain-link-6c5d"
+        static let refreshToken = "TOKEN-chain-refresh-7e6f"
+        static let userInfoPassword = "PASS-chain-userinfo-8a7b"
+        static let finalKey = "KEY-chain-final-9c8d"
+        static let contentLocationKey = "KEY-chain-content-0e9f"
+        static let refererSession = "SESSION-chain-referer-1b0a"
+        static let refererToken = "TOKEN-chain-referer-2d1c"
+        static let all = [
+            bearer, startKey, hopKey, fragmentToken, linkSession, linkPassword, refreshToken, userInfoPassword,
+            finalKey, contentLocationKey, refererSession, refererToken,
+        ]
+
+        struct Start: Endpoint {
+            let baseURL: String
+            var path: String { "start" }
+            var method: HTTPMethod { .get }
+            var task: HTTPTask { .urlParameters(["api_key": Chain.startKey]) }
+            var headers: [String: String] {
+                [
+                    "Authorization": "Bearer \(Chain.bearer)",
+                    "Referer":
+                        "https://app.example/page?session_id=\(Chain.refererSession)#access_token=\(Chain.refererToken)",
+                ]
+            }
+        }
+
+        /// The server's answers: two redirects, then a failure.
+        static func answer(_ request: RecordedRequest, base: String) -> MockResponse {
+            let port = base.split(separator: ":").last.map(String.init) ?? ""
+            switch request.path {
+            case "/start":
+                return MockResponse(
+                    statusCode: 302,
+                    headers: [
+                        "Location": "/hop?api_key=\(hopKey)&page=1#access_token=\(fragmentToken)",
+                        "Link":
+                            "<http://ann:\(linkPassword)@127.0.0.1:\(port)/x?session_id=\(linkSession)>; rel=\"next\"",
+                        "Refresh": "0; url=/r?token=\(refreshToken)",
+                        "X-Echo": "Bearer \(bearer)",
+                    ])
+            case "/hop":
+                return MockResponse(
+                    statusCode: 307,
+                    headers: ["Location": "http://ann:\(userInfoPassword)@127.0.0.1:\(port)/final?key=\(finalKey)"])
+            default:
+                return MockResponse(
+                    statusCode: 500,
+                    headers: [
+                        "Content-Type": "application/json", "Content-Location": "/final?api_key=\(contentLocationKey)",
+                        "X-Request-Token": bearer,
+                    ],
+                    body: Data(#"{"status_message": "denied"}"#.utf8))
+            }
+        }
+    }
+
+    @Test("a redirect chain with secrets in its Locations and headers: none on any surface")
+    func redirectChain() async throws {
+        let console = Written()
+        let memory = InMemoryLogger()
+        let recorder = HARRecorder()
+        let inspector = PoolInspector()
+        let base = Locked("")
+        let server = try MockServer { request in Chain.answer(request, base: base.withLock { $0 }) }
+        defer { server.stop() }
+        base.withLock { $0 = server.baseURL }
+        let pool = TaskPool(
+            configuration: .init(
+                transport: RecordingTransport(URLSessionTransport(configuration: .ephemeral), recorder: recorder),
+                logger: CombinedLogger([ConsoleLogger(minimumLevel: .debug, write: console.add), memory]),
+                inspector: inspector))
+        let start = Chain.Start(baseURL: server.baseURL)
+        let error = await #expect(throws: NetworkError.self) { try await pool.send(start, id: "chain") }
+        let failure = try #require(error)
+        #expect(failure.statusCode == 500)
+        var dumped = ""
+        dump(failure, to: &dumped)
+        let finalRequest = try #require(failure.response?.request)
+        let entries = recorder.har.log.entries
+        #expect(entries.map(\.response.status) == [302, 307, 500])
+
+        let encoder = JSONEncoder()
+        let surfaces: [(String, String)] = [
+            ("console log", console.all),
+            (
+                "events",
+                memory.events.map {
+                    "\($0.url) \($0.redirectURL ?? "") \($0.error.map(String.init(describing:)) ?? "")"
+                }.joined()
+            ),
+            ("cURL", try start.urlRequest(defaultHeaders: [:]).cURLDescription()),
+            ("cURL of the last hop", finalRequest.cURLDescription()),
+            ("HAR", String(decoding: try recorder.data(), as: UTF8.self)),
+            ("inspection", String(decoding: try encoder.encode(inspector.inspection), as: UTF8.self)),
+            ("inspector details", String(decoding: try encoder.encode(inspector.task(id: "chain")), as: UTF8.self)),
+            ("inspector HAR", String(decoding: try encoder.encode(inspector.har), as: UTF8.self)),
+            ("error", failure.description), ("error", failure.localizedDescription), ("error dump", dumped),
+            ("server error", String(describing: failure.serverError)),
+        ]
+        for (surface, text) in surfaces {
+            #expect(!text.isEmpty, "\(surface) is empty")
+            for secret in Chain.all {
+                #expect(!text.contains(secret), "\(surface) shows \(secret)")
+            }
+        }
+        // What the surfaces hide, they show as hidden, in place.
+        #expect(entries[0].response.redirectURL == "/hop?api_key=<redacted>&page=1#access_token=<redacted>")
+        let firstHeaders = Dictionary(uniqueKeysWithValues: entries[0].response.headers.map { ($0.name, $0.value) })
+        #expect(
+            firstHeaders["Link"]
+                == "<http://ann:<redacted>@127.0.0.1:\(server.port)/x?session_id=<redacted>>; rel=\"next\"")
+        #expect(firstHeaders["Refresh"] == "0; url=/r?token=<redacted>")
+        #expect(firstHeaders["X-Echo"] == "<redacted>")  // the whole `Authorization` value, as the request sent it
+        #expect(
+            entries[1].response.redirectURL == "http://ann:<redacted>@127.0.0.1:\(server.port)/final?key=<redacted>")
+        let redirects = memory.events.filter { $0.kind == .redirected }.compactMap(\.redirectURL)
+        #expect(redirects.count == 2)
+        #expect(redirects.allSatisfy { $0.contains("<redacted>") })
+        let details = try #require(inspector.task(id: "chain")?.details)
+        #expect(details.responseHeaders.first { $0.name == "X-Request-Token" }?.value == "<redacted>")
+        #expect(
+            details.responseHeaders.first { $0.name == "Content-Location" }?.value == "/final?api_key=<redacted>")
+        #expect(
+            details.requestHeaders.first { $0.name == "Referer" }?.value
+                == "https://app.example/page?session_id=<redacted>#access_token=<redacted>")
+    }
 }

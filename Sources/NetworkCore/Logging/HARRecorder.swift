@@ -73,7 +73,7 @@ public final class HARRecorder: @unchecked Sendable {
         let secrets = redactor?.secrets(in: request) ?? []
         let entry = HAR.Entry(
             startedDateTime: Self.timestamp(startedAt), time: (wait + receive) * 1000,
-            request: harRequest(request),
+            request: harRequest(request, scrubbing: secrets),
             response: harResponse(response, body: body, size: bodySize, scrubbing: secrets),
             cache: HAR.Cache(),
             timings: HAR.Timings(send: 0, wait: wait * 1000, receive: receive * 1000),
@@ -98,14 +98,14 @@ public final class HARRecorder: @unchecked Sendable {
             }
         let note = "answered from the cache: \(state)\(age)"
         let entry = HAR.Entry(
-            startedDateTime: Self.timestamp(Date()), time: 0, request: harRequest(response.request),
+            startedDateTime: Self.timestamp(Date()), time: 0, request: harRequest(response.request, scrubbing: secrets),
             response: harResponse(
                 response.httpResponse, body: response.body, size: response.body.count, scrubbing: secrets),
             cache: HAR.Cache(comment: note), timings: HAR.Timings(send: 0, wait: 0, receive: 0), comment: note)
         lock.withLock { entries.append(entry) }
     }
 
-    private func harRequest(_ request: URLRequest) -> HAR.Request {
+    private func harRequest(_ request: URLRequest, scrubbing secrets: Set<String>) -> HAR.Request {
         let url = request.url?.absoluteString ?? ""
         let items = request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false)?.queryItems } ?? []
         let body = request.httpBody ?? Data()
@@ -113,7 +113,7 @@ public final class HARRecorder: @unchecked Sendable {
         return HAR.Request(
             method: request.httpMethod ?? "GET", url: redactor?.redact(url) ?? url, httpVersion: "HTTP/1.1",
             cookies: [],
-            headers: headers(request.allHTTPHeaderFields ?? [:]),
+            headers: headers(request.allHTTPHeaderFields ?? [:], scrubbing: secrets),
             queryString: items.map { item in
                 HAR.NameValue(name: item.name, value: hidden(item.name, item.value ?? ""))
             },
@@ -133,7 +133,8 @@ public final class HARRecorder: @unchecked Sendable {
     }
 
     /// The response, with sensitive fields redacted and the request's secret values scrubbed
-    /// wherever a server echoed them (inside URLs, strings, other JSON).
+    /// wherever a server echoed them (inside URLs, strings, other JSON, headers); the URLs its headers
+    /// carry (`Location`, and so `redirectURL`) redacted as the request's is.
     private func harResponse(
         _ response: HTTPURLResponse?, body: Data?, size: Int, scrubbing secrets: Set<String>
     ) -> HAR.Response {
@@ -156,12 +157,19 @@ public final class HARRecorder: @unchecked Sendable {
         let status = response?.statusCode ?? 0
         return HAR.Response(
             status: status, statusText: status == 0 ? "" : HTTPURLResponse.localizedString(forStatusCode: status),
-            httpVersion: "HTTP/1.1", cookies: [], headers: headers(headerFields), content: content,
-            redirectURL: response?.value(forHTTPHeaderField: "Location") ?? "", headersSize: -1, bodySize: size)
+            httpVersion: "HTTP/1.1", cookies: [], headers: headers(headerFields, scrubbing: secrets), content: content,
+            redirectURL: response?.value(forHTTPHeaderField: "Location").map {
+                redactor?.redact(headerValue: $0, named: "Location", secrets: secrets) ?? $0
+            } ?? "",
+            headersSize: -1, bodySize: size)
     }
 
-    private func headers(_ fields: [String: String]) -> [HAR.NameValue] {
-        fields.keys.sorted().map { HAR.NameValue(name: $0, value: hidden($0, fields[$0]!)) }
+    private func headers(_ fields: [String: String], scrubbing secrets: Set<String>) -> [HAR.NameValue] {
+        fields.keys.sorted().map { name in
+            let value = fields[name]!
+            return HAR.NameValue(
+                name: name, value: redactor?.redact(headerValue: value, named: name, secrets: secrets) ?? value)
+        }
     }
 
     private func hidden(_ name: String, _ value: String) -> String {

@@ -218,8 +218,8 @@ public final class PoolInspector: NetworkLogger, @unchecked Sendable {
         -> InspectedTask.Details
     {
         let secrets = redactor.secrets(in: request)
-        let requestHeaders = redactor.redact(headers: request.allHTTPHeaderFields ?? [:])
-        let responseHeaders = redactor.redact(headers: response?.headerFields ?? [:])
+        let requestHeaders = redactor.redact(headers: request.allHTTPHeaderFields ?? [:], secrets: secrets)
+        let responseHeaders = redactor.redact(headers: response?.headerFields ?? [:], secrets: secrets)
         let requestBody = request.httpBody.map { body in
             redactor.scrub(
                 redactor.redact(body: body, contentType: request.value(forHTTPHeaderField: "Content-Type")),

@@ -77,12 +77,16 @@ public struct Redactor: Sendable {
         parts.head = redactUserInfo(parts.head)
         let joined = URLParts.join(head: parts.head, pairs: redactedPairs(of: parts))
         // A fragment may carry credentials too (`#access_token=…` in OAuth's implicit flow).
-        return parts.fragment.map { joined + "#" + redact(fragment: $0) } ?? joined
+        let redacted = parts.fragment.map { joined + "#" + redact(fragment: $0) } ?? joined
+        // With nothing hidden, the text as it was (taken apart and joined, a lone `?` or an empty pair is lost).
+        return redacted.contains(Self.placeholder) ? redacted : urlString
     }
 
-    /// A fragment with the values of sensitive `name=value` pairs hidden.
+    /// A fragment with the values of sensitive `name=value` pairs hidden: pairs alone (`#access_token=…`), or
+    /// after a route and a `?` (`#/callback?access_token=…`, as single-page apps write them).
     private func redact(fragment: String) -> String {
         guard fragment.contains("=") else { return fragment }
+        if fragment.contains("?") { return redact(fragment) }
         return redactedPairs(of: URLParts("?" + fragment)).joined(separator: "&")
     }
 
@@ -94,11 +98,48 @@ public struct Redactor: Sendable {
         }
     }
 
-    /// The headers with sensitive values hidden.
-    public func redact(headers: [String: String]) -> [String: String] {
+    /// The headers with what their values may carry hidden, each as ``redact(headerValue:named:secrets:)`` does.
+    public func redact(headers: [String: String], secrets: Set<String> = []) -> [String: String] {
         headers.reduce(into: [:]) { result, header in
-            result[header.key] = isSensitive(header.key) ? Self.placeholder : header.value
+            result[header.key] = redact(headerValue: header.value, named: header.key, secrets: secrets)
         }
+    }
+
+    /// A header's value with what it may carry hidden: all of it under a sensitive name; otherwise every URL
+    /// in it redacted as ``redact(_:)-(String)`` redacts one (a `Location`, a `Link`'s targets, a `Refresh`'s
+    /// `url=`, a `Content-Location`), and the given secret values scrubbed where a server echoes them.
+    /// ```swift
+    /// Redactor.default.redact(headerValue: "/next?api_key=abc#access_token=xyz", named: "Location")
+    /// // "/next?api_key=<redacted>#access_token=<redacted>"
+    /// ```
+    public func redact(headerValue value: String, named name: String, secrets: Set<String> = []) -> String {
+        if isSensitive(name) { return Self.placeholder }
+        let hidden = redactURLs(in: value)
+        return secrets.isEmpty ? hidden : scrub(hidden, secrets: secrets)
+    }
+
+    /// The text with each of its URLs redacted. A URL runs up to white space, a quote or an angle bracket (the
+    /// ends of URLs in `Link`, `Refresh` and free text); only a run with a query, a fragment or user information
+    /// can hold a secret, so any other text is kept as it is.
+    private func redactURLs(in text: String) -> String {
+        func delimits(_ byte: UInt8) -> Bool {
+            byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "<")
+                || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'")
+        }
+        func mayHold(_ byte: UInt8) -> Bool {
+            byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: "@")
+        }
+        guard text.utf8.contains(where: mayHold) else { return text }
+        var result = ""
+        var run = Substring(text).utf8[...]
+        while let start = run.firstIndex(where: { !delimits($0) }) {
+            result += String(Substring(run[..<start]))
+            let end = run[start...].firstIndex(where: delimits) ?? run.endIndex
+            let url = String(Substring(run[start..<end]))
+            result += url.utf8.contains(where: mayHold) ? redact(url) : url
+            run = run[end...]
+        }
+        return result + String(Substring(run))
     }
 
     /// A body as text with sensitive fields hidden: JSON objects (at any depth) and form bodies are

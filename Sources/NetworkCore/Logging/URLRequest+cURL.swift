@@ -8,8 +8,9 @@ extension URLRequest {
     /// The request as a `curl` command that can be pasted into a shell, secrets redacted.
     ///
     /// `Authorization`, `Cookie`, API keys, tokens, passwords and session ids are replaced by
-    /// `<redacted>` in headers, the query, and JSON or form bodies, unless `revealingSecrets`
-    /// is `true` (an explicit opt-in, for a private terminal only).
+    /// `<redacted>` in headers (URLs in other headers' values too, such as a `Referer`), the query,
+    /// and JSON or form bodies, unless `revealingSecrets` is `true` (an explicit opt-in, for a private
+    /// terminal only).
     /// ```
     /// curl -X POST 'https://api.themoviedb.org/3/authentication/session/new?api_key=<redacted>' \
     ///   -H 'Content-Type: application/json' \
@@ -22,8 +23,11 @@ extension URLRequest {
         let url = url?.absoluteString ?? ""
         lines[0] += " " + Self.quoted(revealingSecrets ? url : redactor.redact(url))
         let headers = allHTTPHeaderFields ?? [:]
+        let secrets = revealingSecrets || headers.isEmpty ? [] : redactor.secrets(in: self)
         for name in headers.keys.sorted() {
-            let value = revealingSecrets || !redactor.isSensitive(name) ? headers[name]! : Redactor.placeholder
+            let value =
+                revealingSecrets
+                ? headers[name]! : redactor.redact(headerValue: headers[name]!, named: name, secrets: secrets)
             lines.append("-H " + Self.quoted("\(name): \(value)"))
         }
         if let body = httpBody, !body.isEmpty {

@@ -99,6 +99,12 @@ public final class DataTask: @unchecked Sendable {
     /// The request's URL with credentials redacted, as events and rows show it.
     var redactedURL: String { plan.redactedURL ?? Redactor.default.redact(request.url) }
 
+    /// Where a redirect of the task goes, as events show it: redacted as a URL, and the request's own
+    /// secret values scrubbed where the server put them into it.
+    func redacted(redirectTo url: URL?) -> String {
+        Redactor.default.scrub(Redactor.default.redact(url), secrets: Redactor.default.secrets(in: request))
+    }
+
     /// The request as it goes on the wire before interceptors: with the validators of a stored answer
     /// that the cache is checking.
     var wireRequest: URLRequest {

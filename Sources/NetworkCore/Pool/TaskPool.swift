@@ -260,9 +260,10 @@ public final class TaskPool: Sendable {
         }
     }
 
-    /// Performs an event's effects, in this order: its events are logged (then the timer it set is armed),
-    /// the tasks that ended let their delivery know, the waiters are resumed, the work of ended tasks is
-    /// stopped, and the attempts that may now begin begin.
+    /// Performs an event's effects, in an order callers may rely on: its events are logged (then the timer it
+    /// set is armed), the work of ended tasks is stopped (their transports have their cancels), the tasks that
+    /// ended let their delivery know, the attempts that may now begin begin, and only then are the waiters
+    /// resumed. A caller resumed by its task's end finds every effect of that end done, with nothing to wait for.
     func perform(_ effects: State.Effects) {
         if effects.hasLogEntries {
             for case .log(let entry) in effects.others { log(entry) }
@@ -271,15 +272,10 @@ public final class TaskPool: Sendable {
                 state.withLock { state in if state.armedTime != .max { arm(for: state.armedTime) } }
             }
         }
+        for case .stop(let work) in effects.others { work.stop() }
         for (handle, outcome) in effects.ended { handle.plan.delivery.taskEnded(with: outcome) }
+        for case .begin(let begin) in effects.others { beginAttempt(begin.attempt, of: begin.handle) }
         for (waiter, outcome) in effects.resumes { waiter.resume(outcome) }
-        for other in effects.others {
-            switch other {
-            case .stop(let work): work.stop()
-            case .begin(let begin): beginAttempt(begin.attempt, of: begin.handle)
-            case .log, .progress: break
-            }
-        }
     }
 
     /// Sets the dispatch timer to fire at `time` (a `MonotonicClock` reading), making it the first time;
@@ -341,7 +337,7 @@ public final class TaskPool: Sendable {
             kind: entry.kind, taskID: task.id, service: task.service, method: task.method, url: task.redactedURL,
             attempt: entry.attempt, date: Date(), duration: entry.duration, statusCode: statusCode,
             bytesReceived: bytes, error: error, delay: entry.delay,
-            redirectURL: entry.kind == .redirected ? Redactor.default.redact(entry.redirectURL) : nil,
+            redirectURL: entry.kind == .redirected ? task.redacted(redirectTo: entry.redirectURL) : nil,
             snapshot: entry.kind == .stalled ? task.snapshot : nil, silence: entry.silence, source: source,
             response: answer)
         event.task = task

@@ -140,7 +140,8 @@ extension Response: CustomReflectable {
                 "statusCode": statusCode, "method": request.httpMethod ?? "GET",
                 "url": Redactor.default.redact(request.url),
                 "requestHeaders": Redactor.default.redact(headers: request.allHTTPHeaderFields ?? [:]),
-                "headers": Redactor.default.redact(headers: headers), "bodyBytes": body.count, "duration": duration,
+                "headers": Redactor.default.redact(headers: headers, secrets: Redactor.default.secrets(in: request)),
+                "bodyBytes": body.count, "duration": duration,
                 "source": source,
             ], displayStyle: .class)
     }
