@@ -40,14 +40,13 @@ struct TestingGuideSamples {
     @Test func aTMDBErrorCarriesItsCode() async throws {
         try await withMockServer { server in
             server.enqueue(.json(#"{"status_code": 34, "status_message": "Not found."}"#, statusCode: 404))
-            do {
+            do throws(NetworkError) {
                 _ = try await movies(on: server).details(id: 999_999)
                 Issue.record("a 404 was read as a movie")
-            } catch let error as NetworkError {
+            } catch {
+                // `do throws(NetworkError)`: inside a closure a plain `do` catches `any Error`.
                 #expect(error.statusCode == 404)
                 #expect(error.serverError?.code == 34)
-            } catch {
-                Issue.record("not a NetworkError: \(error)")
             }
         }
     }

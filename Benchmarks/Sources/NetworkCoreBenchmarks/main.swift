@@ -125,7 +125,7 @@ enum Client: String, CaseIterable, Sendable {
     /// AsyncHTTPClient without the pool: the same requests, headers and client configuration as the
     /// transport's (64 connections), each answer collected and decoded.
     case asyncHTTPClient = "AsyncHTTPClient"
-    case networkCoreNIO = "NetworkCore/AsyncHTTPClient"
+    case networkCoreAsyncHTTPClient = "NetworkCore/AsyncHTTPClient"
     case networkCoreNIOTransport = "NetworkCore/NIOTransport"
     /// `URLSessionTransport` called directly, without the pool: splits NetworkCore's cost into transport and pool.
     case transport = "URLSessionTransport alone"
@@ -134,7 +134,7 @@ enum Client: String, CaseIterable, Sendable {
 
     /// The clients a run measures unless `--clients` names others.
     static let standard: [Client] = [
-        .raw, .rawControl, .networkCore, .asyncHTTPClient, .networkCoreNIO, .networkCoreNIOTransport,
+        .raw, .rawControl, .networkCore, .asyncHTTPClient, .networkCoreAsyncHTTPClient, .networkCoreNIOTransport,
     ]
 }
 
@@ -307,9 +307,9 @@ final class Clients: Sendable {
             _ = try await pool.send(endpoint(payload), parser: DecodableParser<Small>(), id: "r\(index)")
         case (.networkCore, .page):
             _ = try await pool.send(endpoint(payload), parser: DecodableParser<Page>(), id: "r\(index)")
-        case (.networkCoreNIO, .small):
+        case (.networkCoreAsyncHTTPClient, .small):
             _ = try await nioPool.send(endpoint(payload), parser: DecodableParser<Small>(), id: "r\(index)")
-        case (.networkCoreNIO, .page):
+        case (.networkCoreAsyncHTTPClient, .page):
             _ = try await nioPool.send(endpoint(payload), parser: DecodableParser<Page>(), id: "r\(index)")
         case (.networkCoreNIOTransport, .small):
             _ = try await ownNIOPool.send(endpoint(payload), parser: DecodableParser<Small>(), id: "r\(index)")
@@ -416,7 +416,7 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
                         turns[client] = block.sample
                     }
                     if let direct = turns[.asyncHTTPClient] {
-                        for client in [Client.networkCoreNIO, .networkCoreNIOTransport] {
+                        for client in [Client.networkCoreAsyncHTTPClient, .networkCoreNIOTransport] {
                             if let sample = turns[client] {
                                 pairedAHC[client, default: []].append(sample.rps / direct.rps)
                             }

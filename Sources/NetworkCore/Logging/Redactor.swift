@@ -99,7 +99,13 @@ public struct Redactor: Sendable {
     }
 
     /// The headers with what their values may carry hidden, each as ``redact(headerValue:named:secrets:)`` does.
-    public func redact(headers: [String: String], secrets: Set<String> = []) -> [String: String] {
+    public func redact(headers: [String: String]) -> [String: String] {
+        redact(headers: headers, secrets: [])
+    }
+
+    /// The headers with what their values may carry hidden, and the given secret values (a request's, see
+    /// ``secrets(in:)``) scrubbed where a server echoes them, each as ``redact(headerValue:named:secrets:)`` does.
+    public func redact(headers: [String: String], secrets: Set<String>) -> [String: String] {
         headers.reduce(into: [:]) { result, header in
             result[header.key] = redact(headerValue: header.value, named: header.key, secrets: secrets)
         }

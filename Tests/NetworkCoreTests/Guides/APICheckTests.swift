@@ -20,9 +20,11 @@ struct APICheckTests {
         return nil
     }
 
-    /// The release's baseline with `NetworkError.notCached` taken out: against it, today's API has "added" that
-    /// case, as a change that adds a case would.
-    static func plantedBaseline(in scratch: ScratchDirectory) throws -> URL {
+    /// The release's baseline with the given cases of `NetworkError` taken out: against it, today's API has
+    /// "added" them, as a change that adds cases would.
+    static func plantedBaseline(
+        in scratch: ScratchDirectory, removing cases: Set<String> = ["notCached"]
+    ) throws -> URL {
         let folder = scratch.file("API")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let api = DocSamples.root.appendingPathComponent("API")
@@ -37,14 +39,14 @@ struct APICheckTests {
                 var children = object["children"] as? [Any]
             {
                 let before = children.count
-                children.removeAll { ($0 as? [String: Any])?["name"] as? String == "notCached" }
+                children.removeAll { cases.contains(($0 as? [String: Any])?["name"] as? String ?? "") }
                 removed += before - children.count
                 object["children"] = children
             }
             return object.mapValues(prune)
         }
         let planted = prune(try JSONSerialization.jsonObject(with: data))
-        #expect(removed == 1)
+        #expect(removed == cases.count)
         try JSONSerialization.data(withJSONObject: planted).write(to: folder.appendingPathComponent("NetworkCore.json"))
         return folder
     }
@@ -109,5 +111,48 @@ struct APICheckTests {
             modules: modules, in: scratch)
         #expect(listed.status == 0, "\(listed.errors.suffix(2_000))")
         #expect(listed.errors.contains("1 breaking change(s) since the last release, each listed"))
+    }
+
+    @Test("a second break of a type the Breaking block already names fails the check: a line per declaration")
+    func secondBreakOfListedType() async throws {
+        let modules = try #require(Self.modules)
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let baseline = try Self.plantedBaseline(in: scratch, removing: ["notCached", "fileAccessFailed"])
+        let oneListed = try await Self.check(
+            baseline: baseline,
+            changelog: """
+                # Changelog
+
+                ## Unreleased
+
+                ### Breaking
+                - `NetworkError` has a new case, `notCached(url:)`; code that switches over
+                  `NetworkError` must handle it.
+
+                """,
+            modules: modules, in: scratch)
+        #expect(oneListed.status == 1)
+        #expect(oneListed.errors.contains("listed under Breaking: NetworkCore: Enum NetworkError.notCached"))
+        #expect(
+            oneListed.errors.contains(
+                "NOT listed under Breaking in CHANGELOG.md's Unreleased section: NetworkCore: Enum NetworkError.fileAccessFailed"
+            ))
+        #expect(oneListed.errors.contains("1 change(s) break users' code"))
+        let bothListed = try await Self.check(
+            baseline: baseline,
+            changelog: """
+                # Changelog
+
+                ## Unreleased
+
+                ### Breaking
+                - `NetworkError.notCached(url:)` is a new case.
+                - `NetworkError` has a new case, `fileAccessFailed(path:reason:)`.
+
+                """,
+            modules: modules, in: scratch)
+        #expect(bothListed.status == 0, "\(bothListed.errors.suffix(2_000))")
+        #expect(bothListed.errors.contains("2 breaking change(s) since the last release, each listed"))
     }
 }
