@@ -67,6 +67,17 @@ struct LoggingTests {
         #expect(output[1].hasSuffix(" ms id=list"))
     }
 
+    @Test("a kind longer than the column is written whole")
+    func consoleLongKinds() {
+        let redirected = TaskEvent(
+            kind: .redirected, taskID: "list", method: "GET", url: "https://a.example/", attempt: 1, statusCode: 302,
+            redirectURL: "https://b.example/")
+        #expect(ConsoleLogger.format(redirected) == "[NetworkCore] redirected 302 to https://b.example/ id=list")
+        let renewed = TaskEvent(
+            kind: .credentialRefreshed, taskID: "list", method: "GET", url: "https://a.example/", attempt: 1)
+        #expect(ConsoleLogger.format(renewed).hasPrefix("[NetworkCore] credentialRefreshed 0 B id=list"))
+    }
+
     static let secrets: [(String, String)] = [
         ("api_key", "ak_live_123"), ("token", "tok_456"), ("password", "hunter2"), ("session_id", "sess_789"),
         ("request_token", "rt_abc"), ("access_token", "at_def"), ("refresh_token", "rf_ghi"), ("Api_Key", "ak_MIXED"),

@@ -170,7 +170,9 @@ public struct ConsoleLogger: NetworkLogger {
 
     /// The one-line form of an event.
     public static func format(_ event: TaskEvent) -> String {
-        let kind = event.kind.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)
+        // Padded to a column; a longer kind (`redirected`, `credentialRefreshed`) is written whole.
+        let name = event.kind.rawValue
+        let kind = name.count < 9 ? name.padding(toLength: 9, withPad: " ", startingAt: 0) : name
         var fields = ["[NetworkCore]", kind]
         switch event.kind {
         case .started:
