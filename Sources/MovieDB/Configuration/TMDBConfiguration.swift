@@ -56,7 +56,7 @@ public struct TMDBConfiguration: Sendable {
     ///
     /// Write your own TMDB service the same way:
     /// ```swift
-    /// pool.send(configuration.prepare(MyEndpoint.rate(id: 550, value: 8), session: store.session), …)
+    /// let rated = try await pool.send(configuration.prepare(MyEndpoint.rate(id: 550, value: 8), session: session))
     /// ```
     public func prepare<E: Endpoint>(_ endpoint: E, session: TMDBSession? = nil) -> ModifiedEndpoint<E> {
         var prepared = endpoint.with(baseURL: environment.baseURL).reading(status: JSONStatusReader.tmdb)

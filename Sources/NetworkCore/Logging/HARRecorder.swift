@@ -10,7 +10,7 @@ import Foundation
 /// ```swift
 /// let recorder = HARRecorder()
 /// let pool = TaskPool(configuration: .init(transport: RecordingTransport(URLSessionTransport(), recorder: recorder)))
-/// …
+/// // … send through the pool …
 /// try recorder.write(to: URL(fileURLWithPath: "session.har"))
 /// ```
 /// Headers, query items and JSON or form fields that ``Redactor`` deems sensitive are written as

@@ -5,7 +5,7 @@ import Foundation
 /// ```swift
 /// let logger = InMemoryLogger()
 /// let pool = TaskPool(configuration: .init(logger: logger))
-/// …
+/// // … send through the pool …
 /// #expect(logger.events(.retrying).count == 2)
 /// ```
 public final class InMemoryLogger: NetworkLogger, @unchecked Sendable {

@@ -13,7 +13,7 @@ import Foundation
 /// ```swift
 /// let inspector = PoolInspector(historyLimit: 200)
 /// let pool = TaskPool(configuration: .init(inspector: inspector))
-/// …
+/// // … send through the pool …
 /// for task in inspector.inspection.active { print(task.id, task.phase ?? "", task.elapsed) }
 /// if let failed = inspector.inspection.recent.first(where: { $0.state == .failed }) {
 ///     print(inspector.task(id: failed.id)?.details?.cURL ?? "")

@@ -10,7 +10,7 @@ import Foundation
 /// `secret` or `apikey` (case and `-`/`_` ignored), so `Authorization`, `X-Auth-Token`,
 /// `api_key`, `session_id` and `request_token` are all hidden.
 /// ```swift
-/// Redactor.default.redact("https://api.example.com/a?api_key=abc&page=1")
+/// let shown = Redactor.default.redact("https://api.example.com/a?api_key=abc&page=1")
 /// // "https://api.example.com/a?api_key=<redacted>&page=1"
 /// ```
 public struct Redactor: Sendable {
@@ -115,7 +115,7 @@ public struct Redactor: Sendable {
     /// in it redacted as ``redact(_:)-(String)`` redacts one (a `Location`, a `Link`'s targets, a `Refresh`'s
     /// `url=`, a `Content-Location`), and the given secret values scrubbed where a server echoes them.
     /// ```swift
-    /// Redactor.default.redact(headerValue: "/next?api_key=abc#access_token=xyz", named: "Location")
+    /// let shown = Redactor.default.redact(headerValue: "/next?api_key=abc#access_token=xyz", named: "Location")
     /// // "/next?api_key=<redacted>#access_token=<redacted>"
     /// ```
     public func redact(headerValue value: String, named name: String, secrets: Set<String> = []) -> String {

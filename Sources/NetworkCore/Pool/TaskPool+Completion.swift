@@ -10,7 +10,7 @@ extension TaskPool {
     /// URL, a duplicate id the policy rejects) calls `completion` with the error before this returns.
     ///
     /// ```swift
-    /// pool.send(Movies.details(id: 550), id: "details") { result in
+    /// pool.send(Movies.nowPlaying(page: 1), id: "now-playing") { result in
     ///     DispatchQueue.main.async { show(result) }
     /// }
     /// ```

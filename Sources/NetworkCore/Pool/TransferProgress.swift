@@ -13,10 +13,10 @@ import Foundation
 /// again), so `bytesReceived` and `bytesExpected` are of the whole file.
 ///
 /// ```swift
-/// let task = try pool.download(endpoint, to: file)
-/// for await progress in task.progressUpdates {
+/// try await pool.download(endpoint, to: file, id: "poster") { progress in
 ///     print(progress.fractionCompleted.map { "\(Int($0 * 100)) %" } ?? "\(progress.bytesReceived) bytes")
 /// }
+/// // Elsewhere, while it runs: `for await progress in pool.task(id: "poster")?.progressUpdates …`
 /// ```
 public struct TransferProgress: Hashable, Sendable, Codable {
     /// Request body bytes sent.

@@ -9,6 +9,7 @@ import Foundation
 /// ```swift
 /// do {
 ///     let page = try await pool.send(Movies.nowPlaying(page: 1), parser: DecodableParser<MoviePage>())
+///     show(page)
 /// } catch where error.isCancelled {
 ///     // the screen went away
 /// } catch {

@@ -46,7 +46,7 @@ extension ServerStatusReader {
 /// 2xx and a flag (TheMovieDB's `"success": false`) sets its own reader on its endpoints
 /// (``Endpoint/statusReader``), as MovieDB does:
 /// ```swift
-/// JSONStatusReader(codeKeys: ["status_code"], messageKeys: ["status_message", "errors"], successKey: "success")
+/// let tmdb = JSONStatusReader(codeKeys: ["status_code"], messageKeys: ["status_message", "errors"], successKey: "success")
 /// ```
 public struct JSONStatusReader: ServerStatusReader {
     /// Keys that may hold the server's code, in order of preference.

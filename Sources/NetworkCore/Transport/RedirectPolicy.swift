@@ -88,7 +88,7 @@ public struct RedirectPolicy: Hashable, Sendable, CustomStringConvertible {
     /// again: a transport that cannot send its body a second time (a stream) does not follow.
     /// Report each hop it follows with ``TransportEvents/redirected(statusCode:to:)``.
     /// ```swift
-    /// if let next = events.redirectPolicy.request(forHop: hops + 1, after: request, statusCode: 302, to: location) {
+    /// if let next = events.context.redirectPolicy.request(forHop: hops + 1, after: request, statusCode: 302, to: location) {
     ///     events.redirected(statusCode: 302, to: next.url)
     /// }
     /// ```

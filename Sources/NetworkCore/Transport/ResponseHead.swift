@@ -16,7 +16,7 @@ import Foundation
 /// let head = ResponseHead(
 ///     statusCode: 200, fields: [("Content-Type", "application/json"), ("Set-Cookie", "a=1"), ("set-cookie", "b=2")],
 ///     url: URL(string: "https://example.com/movies"))
-/// head.value(forHTTPHeaderField: "SET-COOKIE")  // "a=1, b=2"
+/// let cookies = head.value(forHTTPHeaderField: "SET-COOKIE")  // "a=1, b=2"
 /// ```
 public struct ResponseHead: Sendable {
     /// The head as it was made: from an `HTTPURLResponse`, or from what a transport read. One reference

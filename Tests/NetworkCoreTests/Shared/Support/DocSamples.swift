@@ -20,9 +20,11 @@ enum DocSamples {
         text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
-    /// The text of each ```swift block of the page at `path` (from the repository's root), in order.
+    /// The text of each ```swift block of the page at `path` (from the repository's root), in order. A Swift
+    /// source file's page is its documentation comments (`///`).
     static func samples(inPage path: String) throws -> [Substring] {
-        let page = try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+        var page = try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+        if path.hasSuffix(".swift") { page = documentation(ofSource: page) }
         var samples: [Substring] = []
         var rest = page[...]
         while let start = rest.range(of: "```swift\n"), let end = rest[start.upperBound...].range(of: "```") {
@@ -30,6 +32,33 @@ enum DocSamples {
             rest = rest[end.upperBound...]
         }
         return samples
+    }
+
+    /// The text of a Swift source's documentation comments, each `///` line without its marker, every other
+    /// line left empty (so a block never runs from one comment into the next).
+    static func documentation(ofSource source: String) -> String {
+        source.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            let trimmed = line.drop { $0 == " " }
+            guard trimmed.hasPrefix("///") else { return "" }
+            let text = trimmed.dropFirst(3)
+            return String(text.first == " " ? text.dropFirst() : text)
+        }.joined(separator: "\n")
+    }
+
+    /// The Swift sources under `folder` (from the repository's root) whose documentation shows a Swift sample,
+    /// and the pages of DocC catalogs there that show one, as paths from the root, sorted.
+    static func documentedSources(under folder: String) -> [String] {
+        let base = root.appendingPathComponent(folder)
+        guard let walker = FileManager.default.enumerator(atPath: base.path) else { return [] }
+        var found: [String] = []
+        while let path = walker.nextObject() as? String {
+            guard path.hasSuffix(".swift") || (path.hasSuffix(".md") && path.contains(".docc/")),
+                !path.contains(".build/")
+            else { continue }
+            let file = "\(folder)/\(path)"
+            if let samples = try? self.samples(inPage: file), !samples.isEmpty { found.append(file) }
+        }
+        return found.sorted()
     }
 
     /// The lines of each ```swift block of the page at `path` that is code, not a manifest, in order.
