@@ -31,9 +31,9 @@ struct GuideManifest: Sendable, CustomTestStringConvertible {
     "The guides' package manifests resolve as a user's would, beside a checkout named NetworkCore",
     .enabled(if: OwnPass.enabled, OwnPass.reason))
 struct GuideManifestTests {
-    @Test("the pages show manifests: getting started (2), testing, the integrations and the live inspector")
+    @Test("the pages show manifests: the README, getting started (2), testing, the integrations, the live inspector")
     func pagesShowManifests() {
-        #expect(GuideManifest.all.count == 5)
+        #expect(GuideManifest.all.count == 6)
         #expect(GuideManifest.all.allSatisfy { !$0.targets.isEmpty })
     }
 
