@@ -162,8 +162,8 @@ struct RetryTests {
             return
         }
         #expect(seconds == 0.2)
-        // Ended by the pool at its deadline, by the pool's clock; the end is logged before the caller resumes,
-        // and the transfer was cancelled with it.
+        // Ended by the pool at its deadline, by the pool's clock; the end is logged and the transfer cancelled
+        // before the caller resumes (the order `TaskPool.perform` keeps), so the cancel is there to read at once.
         let ended = try #require(logger.events(.failed).first?.duration)
         #expect(ended >= 0.2 && ended < 1 * slowRunScale, "ended after \(ended) s")
         #expect(transport.cancels.count == 1)

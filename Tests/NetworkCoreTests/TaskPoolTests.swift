@@ -151,6 +151,45 @@ struct TaskPoolTests {
         pool.cancelAll()
     }
 
+    /// What a completion handler saw of the pool's other effects when its task's end called it.
+    final class SeenAtEnd: Sendable {
+        let starts = Locked<Int?>(nil)
+        let cancels = Locked<Int?>(nil)
+        let called = Latch()
+    }
+
+    /// A completion handler is called from `perform` itself, so what it reads there is what `perform` had done
+    /// before resuming the task's waiters: the order is seen as it is, with no race to win.
+    @Test("a task's end stops its transfer and begins the queued task it lets through before its caller resumes")
+    func effectsBeforeResume() async throws {
+        let transport = HoldingTransport()
+        let pool = TaskPool(configuration: .init(transport: transport, maximumConcurrentTasks: 1))
+        let seen = SeenAtEnd()
+        pool.send(TestEndpoint(path: "a"), id: "first") { _ in
+            seen.starts.withLock { $0 = transport.starts.count }
+            seen.called.open()
+        }
+        let second = immediately { try await pool.send(TestEndpoint(path: "b"), id: "second") }
+        #expect(transport.starts.count == 1)
+        #expect(pool.queuedCount == 1)
+        transport.answer(at: 0)
+        #expect(await seen.called.wait(upTo: 10 * slowRunScale))
+        #expect(seen.starts.withLock { $0 } == 2)
+        #expect(transport.requests.last?.url?.path == "/v1/b")
+        transport.answer(at: 1)
+        #expect(try await second.value.statusCode == 200)
+
+        // A deadline's end: the transfer's cancel has reached the transport when the handler runs.
+        let deadline = SeenAtEnd()
+        pool.send(DeadlineEndpoint(resourceTimeout: 0.1), id: "deadline") { _ in
+            deadline.cancels.withLock { $0 = transport.cancels.count }
+            deadline.called.open()
+        }
+        #expect(await deadline.called.wait(upTo: 10 * slowRunScale))
+        #expect(deadline.cancels.withLock { $0 } == 1)
+        #expect(pool.activeTasks.isEmpty)
+    }
+
     // MARK: Duplicate ids
 
     @Test("reject: a second send with a running id fails with duplicateTask naming it")
