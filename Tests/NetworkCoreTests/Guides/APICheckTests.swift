@@ -133,10 +133,10 @@ struct APICheckTests {
                 """,
             modules: modules, in: scratch)
         #expect(oneListed.status == 1)
-        #expect(oneListed.errors.contains("listed under Breaking: NetworkCore: Enum NetworkError.notCached"))
+        #expect(oneListed.errors.contains("listed under Breaking: NetworkCore: EnumElement NetworkError.notCached"))
         #expect(
             oneListed.errors.contains(
-                "NOT listed under Breaking in CHANGELOG.md's Unreleased section: NetworkCore: Enum NetworkError.fileAccessFailed"
+                "NOT listed under Breaking in CHANGELOG.md's Unreleased section: NetworkCore: EnumElement NetworkError.fileAccessFailed"
             ))
         #expect(oneListed.errors.contains("1 change(s) break users' code"))
         let bothListed = try await Self.check(
