@@ -10,7 +10,8 @@
 // Prints one line of counts and exits 0 when every send ended exactly once and no task is left; 1 otherwise.
 // `upload` and `upload-chunked` cancel file uploads of 4 MiB (with `Content-Length`, or chunked) while the
 // body is being sent: FoundationNetworking's own file upload trapped then ("libcurl.Easy Code=43").
-// Three more ways test other things in a process of their own: `dequeue`, `cache-crash` and `ipv6` (below).
+// Four more ways test other things in a process of their own: `dequeue`, `cache-crash`, `ipv6` and
+// `unsafe-continuation` (below).
 import Foundation
 import NetworkCore
 import NetworkCoreTesting
@@ -81,7 +82,7 @@ let arguments = CommandLine.arguments
 guard arguments.count == 3, let count = Int(arguments[2]), count > 0 else {
     FileHandle.standardError.write(
         Data(
-            "usage: cancel-probe task|id|replace|deadline|all|retry|retry-after|upload|upload-chunked|dequeue|cache-crash|ipv6 COUNT\n"
+            "usage: cancel-probe task|id|replace|deadline|all|retry|retry-after|upload|upload-chunked|dequeue|cache-crash|ipv6|unsafe-continuation COUNT\n"
                 .utf8)
     )
     exit(2)
@@ -113,6 +114,40 @@ if way == "cache-crash" {
     }
     usleep(UInt32.random(in: 0..<3_000))
     kill(getpid(), SIGKILL)
+}
+if way == "unsafe-continuation" {
+    // Not the pool: `withUnsafeContinuation` alone, its continuation handed to another thread under a lock and
+    // resumed there at once, often before the closure has returned, COUNT times. Correct Swift, which
+    // ThreadSanitizer reports as a race inside `withUnsafeContinuation` (the one report Tests/tsan-suppressions.txt
+    // suppresses, `ThreadSanitizerSuppressionTests`). Prints `unsafe-continuation=done rounds=COUNT`.
+    final class Slot: @unchecked Sendable {  // `lock` guards `continuation`.
+        private let lock = NSLock()
+        private var continuation: UnsafeContinuation<Int, Never>?
+        func put(_ continuation: UnsafeContinuation<Int, Never>) {
+            lock.lock()
+            self.continuation = continuation
+            lock.unlock()
+        }
+        func take() -> UnsafeContinuation<Int, Never>? {
+            lock.lock()
+            defer {
+                continuation = nil
+                lock.unlock()
+            }
+            return continuation
+        }
+    }
+    let resumer = DispatchQueue(label: "resumer")
+    var sum = 0
+    for round in 0..<count {
+        let slot = Slot()
+        sum &+= await withUnsafeContinuation { (continuation: UnsafeContinuation<Int, Never>) in
+            slot.put(continuation)
+            resumer.async { slot.take()?.resume(returning: round) }
+        }
+    }
+    print("unsafe-continuation=done rounds=\(count) sum=\(sum)")
+    exit(0)
 }
 if way == "ipv6" {
     // Not a cancel: one send to an IPv6 literal, in a process that, like an app, does not link the opt-in
