@@ -17,9 +17,10 @@ struct InspectorCall: Endpoint {
     var path: String
     var method: NetworkCore.HTTPMethod = .get
     var query: [String: String] = [:]
+    var extraHeaders: [String: String] = [:]
     var service: String { "InspectorCall" }
     var task: HTTPTask { query.isEmpty ? .plain : .urlParameters(query) }
-    var headers: [String: String] { ["Accept": "*/*"] }
+    var headers: [String: String] { extraHeaders.merging(["Accept": "*/*"]) { $1 } }
     var timeout: TimeInterval? { 10 }
 }
 
@@ -35,10 +36,13 @@ struct InspectorServerTests {
         var base: String { "http://127.0.0.1:\(server.port)" }
         var token: String { URLComponents(url: server.url, resolvingAgainstBaseURL: false)!.queryItems![0].value! }
 
-        init(allowsCancel: Bool = true) async throws {
-            watched = TaskPool(
-                configuration: .init(
-                    transport: StubTransport(delay: 600) { _, _ in .json("{}") }, inspector: inspector))
+        /// Watches a pool over `transport`: by default one whose answers wait 600 s, so that tasks wait until cancelled.
+        init(
+            allowsCancel: Bool = true, transport: any Transport = StubTransport(delay: 600) { _, _ in .json("{}") }
+        )
+            async throws
+        {
+            watched = TaskPool(configuration: .init(transport: transport, inspector: inspector))
             server = try await InspectorServer.start(
                 inspector: inspector, configuration: .init(allowsCancel: allowsCancel))
         }
@@ -133,6 +137,66 @@ struct InspectorServerTests {
         #expect(har.header("Content-Disposition") == #"attachment; filename="networkcore.har""#)
         #expect(try JSONDecoder().decode(HAR.self, from: har.body).log.entries.count == 1)
         #expect(setup.watched.cancelAll() == 1)
+    }
+
+    /// A task whose answer redirects with secrets in its `Location` (a key, a token in the fragment, a password in
+    /// the user information) and ends with headers that carry more (`Content-Location`, `Link`, the bearer token
+    /// echoed): the page's view, a task's details, the HAR and the event stream show none of them.
+    @Test("a redirect chain's secrets reach none of the page's routes, nor its event stream")
+    func redirectSecrets() async throws {
+        let secrets = [
+            "TOKEN-page-1a2b", "KEY-page-start-3c4d", "KEY-page-hop-5e6f", "TOKEN-page-frag-7a8b", "PASS-page-9c0d",
+            "KEY-page-content-1e2f", "SESSION-page-3a4b",
+        ]
+        let setup = try await Setup(
+            transport: StubTransport { request, _ in
+                guard request.url?.path == "/start" else {
+                    return .json(
+                        "{}",
+                        headers: [
+                            "Content-Location": "/final?api_key=\(secrets[5])",
+                            "Link": "<https://ann:\(secrets[4])@api.example.com/n?session_id=\(secrets[6])>; rel=next",
+                            "X-Echo": "Bearer \(secrets[0])",
+                        ])
+                }
+                return StubResponse(
+                    statusCode: 302,
+                    headers: [
+                        "Location":
+                            "https://ann:\(secrets[4])@api.example.com/final?api_key=\(secrets[2])#access_token=\(secrets[3])"
+                    ])
+            })
+        defer { Task { try? await setup.server.stop() } }
+        let events = try await setup.client.events(
+            InspectorCall(baseURL: setup.base, path: "/events", query: ["token": setup.token]), id: "events")
+        _ = try await setup.watched.send(
+            InspectorCall(
+                baseURL: "https://api.example.com", path: "/start", query: ["api_key": secrets[1]],
+                extraHeaders: ["Authorization": "Bearer \(secrets[0])"]),
+            id: "chain")
+        // The views the stream sends until one shows the task ended (at most 20).
+        var streamed = ""
+        var count = 0
+        for try await event in events {
+            streamed += event.data
+            count += 1
+            if event.data.contains("\"recent\":[{") || count == 20 { break }
+        }
+        _ = setup.client.cancel(id: "events")
+        let pages = [
+            ("view", try await setup.call("/inspection").body),
+            ("details", try await setup.call("/task", ["id": "chain"]).body),
+            ("HAR", try await setup.call("/har").body), ("event stream", Data(streamed.utf8)),
+        ]
+        for (route, body) in pages {
+            let text = String(decoding: body, as: UTF8.self)
+            #expect(text.contains(route == "HAR" ? "api.example.com/start" : "\"chain\""), "\(route) misses the task")
+            for secret in secrets { #expect(!text.contains(secret), "\(route) shows \(secret)") }
+        }
+        let task = try JSONDecoder().decode(InspectedTask.self, from: pages[1].1)
+        #expect(
+            task.details?.responseHeaders.first { $0.name == "Content-Location" }?.value == "/final?api_key=<redacted>")
+        #expect(task.marks.contains { $0.detail.contains("access_token=<redacted>") })
     }
 
     @Test("with cancelling turned off, the page cannot cancel: 403, and the task runs on")
