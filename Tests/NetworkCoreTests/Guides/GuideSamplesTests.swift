@@ -45,7 +45,7 @@ struct GuideSamplesTests {
                 page: "Sources/NetworkCore/NetworkCore.docc/NetworkCore.md",
                 files: ["Tests/NetworkCoreTests/Guides/DocCSamples.swift"]),
         ]
-        + DocSamples.documentedSources(under: "Integrations/Sources").filter { $0.hasSuffix(".md") }
+        + integrationsDocumented.filter { $0.hasSuffix(".md") }
         .map { .sharing($0, files: integrationsSampleFiles) }
 
     /// The files that compile the samples of the documentation comments and of the Integrations products' DocC
@@ -58,11 +58,14 @@ struct GuideSamplesTests {
         "Integrations/Tests/NetworkCoreIntegrationsTests/DocCommentSamples.swift",
     ]
 
+    /// The sibling package's sources and catalog pages that show a Swift sample, found once for both tables.
+    static let integrationsDocumented = DocSamples.documentedSources(under: "Integrations/Sources")
+
     /// Every Swift source whose documentation comments show a Swift sample: the samples are compiled there.
     static let documentedSources: [GuidePage] =
         DocSamples.documentedSources(under: "Sources").filter { $0.hasSuffix(".swift") }
         .map { .sharing($0, files: rootSampleFiles) }
-        + DocSamples.documentedSources(under: "Integrations/Sources").filter { $0.hasSuffix(".swift") }
+        + integrationsDocumented.filter { $0.hasSuffix(".swift") }
         .map { .sharing($0, files: integrationsSampleFiles) }
 
     @Test("the page shows exactly the lines its sample files compile", arguments: pages + documentedSources)
