@@ -30,8 +30,8 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
         /// Callers to resume with an outcome.
         var resumes = InlineFirstList<(waiter: Waiter, outcome: Outcome)>()
         /// Tasks that ended, with their outcome: their handles are let go outside the lock, and their
-        /// delivery (a file, a stream) learns the end.
-        var ended = InlineFirstList<(handle: Handle, outcome: Outcome)>()
+        /// delivery (a file, a stream) learns the end; then each is settled (``settled(_:)``).
+        var ended = InlineFirstList<(key: TaskKey, handle: Handle, outcome: Outcome)>()
         /// The time the pool's one dispatch timer is to fire at, when it changes.
         var timer: UInt64?
         /// The rarer effects, in the order they came.
@@ -254,13 +254,31 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
     /// A caller that was handed the answer and waits again takes back its place.
     mutating func attach(_ waiter: Waiter, token: UInt32, to key: TaskKey) -> Outcome? {
         update(key) { record -> Outcome? in
-            if let outcome = record.outcome { return outcome }
+            // A task whose end is still being performed holds the caller until it is settled.
+            if let outcome = record.outcome, !record.settling { return outcome }
             if record.waiters.replace(where: { $0.token == token && $0.waiter == nil }, with: (token, waiter)) {
                 return nil
             }
             record.waiters.append((token, waiter))
             return nil
         } ?? .failure(.cancelled)
+    }
+
+    /// The ended tasks' ends have been performed (logged, their deliveries told): a caller that came
+    /// meanwhile, finding the task ended, was held (``attach(_:token:to:)``) and is resumed now, so that
+    /// no caller sees an ended task before its end's effects are done.
+    mutating func settled(
+        _ ended: InlineFirstList<(key: TaskKey, handle: Handle, outcome: Outcome)>, into effects: inout Effects
+    ) {
+        for (key, _, outcome) in ended {
+            update(key) { record in
+                record.settling = false
+                for entry in record.waiters {
+                    if let waiter = entry.waiter { effects.resumes.append((waiter, outcome)) }
+                }
+                record.waiters = InlineFirstList()
+            }
+        }
     }
 
     /// The caller waiting with `token` withdraws (its Swift task was cancelled): it is resumed with
@@ -354,8 +372,9 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
                         }
                     effects.log(Self.entry(kind, of: record, handle: handle, at: now))
                 }
-                effects.ended.append((handle, outcome))
+                effects.ended.append((key, handle, outcome))
                 record.handle = nil
+                record.settling = true
             }
             return facts
         }

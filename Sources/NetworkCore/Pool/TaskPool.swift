@@ -262,8 +262,9 @@ public final class TaskPool: Sendable {
 
     /// Performs an event's effects, in an order callers may rely on: its events are logged (then the timer it
     /// set is armed), the work of ended tasks is stopped (their transports have their cancels), the tasks that
-    /// ended let their delivery know, the attempts that may now begin begin, and only then are the waiters
-    /// resumed. A caller resumed by its task's end finds every effect of that end done, with nothing to wait for.
+    /// ended let their delivery know and are settled, the attempts that may now begin begin, and only then
+    /// are the waiters resumed. A caller resumed by its task's end finds every effect of that end done, with
+    /// nothing to wait for; so does one that came for an ended task before it was settled (it was held).
     func perform(_ effects: State.Effects) {
         if effects.hasLogEntries {
             for case .log(let entry) in effects.others { log(entry) }
@@ -273,9 +274,14 @@ public final class TaskPool: Sendable {
             }
         }
         for case .stop(let work) in effects.others { work.stop() }
-        for (handle, outcome) in effects.ended { handle.plan.delivery.taskEnded(with: outcome) }
+        var settled = State.Effects()
+        if !effects.ended.isEmpty {
+            for (_, handle, outcome) in effects.ended { handle.plan.delivery.taskEnded(with: outcome) }
+            state.withLock { $0.settled(effects.ended, into: &settled) }
+        }
         for case .begin(let begin) in effects.others { beginAttempt(begin.attempt, of: begin.handle) }
         for (waiter, outcome) in effects.resumes { waiter.resume(outcome) }
+        for (waiter, outcome) in settled.resumes { waiter.resume(outcome) }
     }
 
     /// Sets the dispatch timer to fire at `time` (a `MonotonicClock` reading), making it the first time;

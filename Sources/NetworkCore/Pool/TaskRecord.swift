@@ -122,6 +122,9 @@ extension PoolState {
         /// The request's URL redacted, kept once made.
         var redactedURL: String?
         var stallReported = false
+        /// Ended, its end's effects not yet performed: a caller that comes now waits for them
+        /// (``PoolState/settled(_:into:)``).
+        var settling = false
 
         /// What a freed slot of ``Records`` holds: an ended record that owns nothing.
         static var vacant: Record {

@@ -55,6 +55,10 @@ struct PoolStateDriver {
     private(set) var begun: [String] = []
     /// The tasks whose end was performed (their delivery told), with the outcome, in order.
     private(set) var ended: [(id: String, outcome: String)] = []
+    /// Whether ended tasks wait for ``settle()``, as between the pool's lock and the performing of their
+    /// ends; otherwise each is settled with the event that ended it.
+    var holdsSettling = false
+    private var unsettled = InlineFirstList<(key: TaskKey, handle: TestHandle, outcome: Outcome)>()
     /// When the pool's timer was last armed for.
     private(set) var armed: UInt64?
     /// The progress values told, with whether they finished the streams.
@@ -106,12 +110,28 @@ struct PoolStateDriver {
             logged.append("\(entry.kind.rawValue) \(entry.handle.id)")
             entries.append(entry)
         }
-        for (handle, outcome) in effects.ended { ended.append((handle.id, Self.name(outcome))) }
+        for (_, handle, outcome) in effects.ended { ended.append((handle.id, Self.name(outcome))) }
+        var settled = State.Effects()
+        if holdsSettling {
+            for entry in effects.ended { unsettled.append(entry) }
+        } else {
+            state.settled(effects.ended, into: &settled)
+        }
         for (waiter, outcome) in effects.resumes { resumes[waiter.name, default: []].append(Self.name(outcome)) }
+        for (waiter, outcome) in settled.resumes { resumes[waiter.name, default: []].append(Self.name(outcome)) }
         for work in effects.stops { work.stop() }
         for begin in effects.begins { begun.append("\(begin.handle.id)#\(begin.attempt)") }
         if let time = effects.timer { armed = time }
         for progress in effects.progress { progressTold.append((progress.value, progress.finish)) }
+    }
+
+    /// Settles the tasks whose ends were held (``holdsSettling``), as the pool does once their ends are
+    /// performed, and records whom that resumed.
+    mutating func settle() {
+        var effects = State.Effects()
+        state.settled(unsettled, into: &effects)
+        unsettled = InlineFirstList()
+        for (waiter, outcome) in effects.resumes { resumes[waiter.name, default: []].append(Self.name(outcome)) }
     }
 
     /// Runs a transfer's report, as the pool does, and records the progress it told.

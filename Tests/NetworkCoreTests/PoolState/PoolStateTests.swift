@@ -88,6 +88,75 @@ struct PoolStateRegistryTests {
         #expect(driver.record(busy)?.hasEnded == false)
     }
 
+    /// A task ended by some event before its caller waited (a refused connection answers at once), and
+    /// the caller's attach comes while the pool still performs the end (logs it, tells its delivery).
+    struct EarlyEnd: CustomStringConvertible, Sendable {
+        let name: String
+        let outcome: String
+        let end: @Sendable (inout PoolStateDriver, TaskKey) -> Void
+
+        var description: String { name }
+    }
+
+    static let earlyEnds: [EarlyEnd] = [
+        EarlyEnd(name: "answered, finished by the pool", outcome: "ok") { driver, key in
+            driver.startTransfer(key)
+            guard case .finish(nil, _, _) = driver.transferEnded(key) else {
+                Issue.record("not the pool's to finish")
+                return
+            }
+            driver.finished(key)
+        },
+        EarlyEnd(name: "cancelled by id", outcome: "cancelled") { driver, _ in _ = driver.cancel("t") },
+        EarlyEnd(name: "past its deadline", outcome: "deadline") { driver, key in
+            driver.startTransfer(key)
+            driver.fireTimers(after: 5)
+        },
+    ]
+
+    @Test(
+        "a caller coming for an ended task before its end is performed waits for it, then is resumed once; later ones at once",
+        arguments: earlyEnds)
+    func heldUntilSettled(_ early: EarlyEnd) {
+        var driver = PoolStateDriver()
+        driver.holdsSettling = true
+        guard case .registered(let key, _, let token, true) = driver.submit("t", deadline: 5) else {
+            Issue.record("not registered")
+            return
+        }
+        early.end(&driver, key)
+        #expect(driver.ends(of: "t") == [early.outcome])
+        driver.attach("caller", token: token, to: key)
+        #expect(driver.resumes["caller"] == nil, "resumed before the end was performed")
+        #expect(driver.record(key)?.settling == true)
+        driver.settle()
+        #expect(driver.resumes["caller"] == [early.outcome])
+        #expect(driver.record(key)?.settling == false)
+        #expect(driver.record(key)?.waiters.isEmpty == true)
+        driver.attach("late", token: token, to: key)
+        #expect(driver.resumes["late"] == [early.outcome])
+        driver.settle()
+        #expect(driver.resumes["caller"]?.count == 1)
+        #expect(driver.ends(of: "t").count == 1)
+    }
+
+    @Test("a caller held for an ended task that withdraws is resumed cancelled, once; settling then resumes nobody")
+    func heldThenWithdrawn() {
+        var driver = PoolStateDriver()
+        driver.holdsSettling = true
+        guard case .registered(let key, _, let token, true) = driver.submit("t") else {
+            Issue.record("not registered")
+            return
+        }
+        _ = driver.cancel("t")
+        driver.attach("caller", token: token, to: key)
+        driver.withdraw(token, from: key)
+        #expect(driver.resumes["caller"] == ["cancelled"])
+        driver.settle()
+        #expect(driver.resumes["caller"] == ["cancelled"])
+        #expect(driver.ends(of: "t") == ["cancelled"])
+    }
+
     @Test("an ended task's record stays while its handle lives, and goes with it; a running one's cannot")
     func forget() {
         var driver = PoolStateDriver()
