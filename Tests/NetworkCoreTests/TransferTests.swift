@@ -234,7 +234,7 @@ struct TransferFaultTests {
         try body.begin(
             HTTPURLResponse(
                 url: URL(string: "https://example.com")!, statusCode: 200, httpVersion: nil, headerFields: nil)!)
-        for _ in 0..<5 { try body.receive(Data(repeating: 1, count: 40)) }
+        for _ in 0..<5 { try body.write(Data(repeating: 1, count: 40)) }
         #expect(control.pauses == 1)
         #expect(control.resumes == 0)
         var read = 0
@@ -244,14 +244,14 @@ struct TransferFaultTests {
         }
         #expect(read == 160)
         #expect(control.resumes == 0)  // 40 bytes still wait: above the low-water mark of 25
-        try body.receive(Data(repeating: 1, count: 10))
+        try body.write(Data(repeating: 1, count: 10))
         guard case .success(let chunk?) = await body.next() else {
             Issue.record("a chunk was lost")
             return
         }
         #expect(chunk.count == 40)
         #expect(control.resumes == 1)  // 10 bytes wait now
-        body.finish(.success(()))
+        body.taskEnded(with: .success(PoolStateDriver.response))
         guard case .success(let last?) = await body.next(), last.count == 10 else {
             Issue.record("the last chunk was lost at the end")
             return

@@ -212,7 +212,7 @@ public final class DataTask: @unchecked Sendable {
     /// interceptors of its own endpoint, which could make the requests differ when sent (the pool's
     /// interceptors adapt both alike). `hasInterceptors`: whether `other`'s endpoint has its own.
     func isSameCall(as other: URLRequest, hasInterceptors: Bool) -> Bool {
-        !hasInterceptors && plan.endpoint.interceptors.isEmpty && plan.delivery.isMemory
+        !hasInterceptors && plan.endpoint.interceptors.isEmpty && plan.delivery == nil
             && request.httpMethod == other.httpMethod
             && request.url == other.url && request.httpBody == other.httpBody
             && request.allHTTPHeaderFields == other.allHTTPHeaderFields

@@ -27,8 +27,8 @@ extension TaskPool {
     struct Plan {
         /// The endpoint, boxed once, when the task is made.
         let endpoint: any Endpoint
-        /// Where the response body goes: memory, a file, a stream.
-        let delivery: Delivery
+        /// Where the response body goes, as the task's kind says: a file, a stream; `nil` for memory.
+        let delivery: (any Delivery)?
         /// The request body when it is not bytes in the request (a file, a form with files).
         let upload: Upload
         /// What the pool's cache does with the task's answer, when it has a cache and the task may use it.
@@ -79,7 +79,7 @@ extension TaskPool {
     /// the same id, or new, with a slot or a place in the queue. `waiter`: a completion handler, waiting
     /// from the start. `revalidating`: a background validation of a stale answer the cache gave.
     func submit(
-        _ endpoint: some Endpoint, id: String?, delivery: Delivery = .memory, waiter: Waiter? = nil,
+        _ endpoint: some Endpoint, id: String?, delivery: (any Delivery)? = nil, waiter: Waiter? = nil,
         revalidating: Bool = false
     ) throws(NetworkError) -> Sent {
         let (request, origin) = try makeRequest(endpoint)
@@ -88,12 +88,12 @@ extension TaskPool {
         var cached: Outcome?
         var revalidate = false
         let cachePolicy = endpoint.cachePolicy ?? configuration.cachePolicy
-        if cachePolicy == .cacheOnly, configuration.cache == nil || !delivery.isMemory {
+        if cachePolicy == .cacheOnly, configuration.cache == nil || delivery != nil {
             // Cache only, where no cache can answer (the pool has none, or the body goes to a file or a
             // stream): never the network.
             throw .notCached(url: Redactor.default.redact(request.url))
         }
-        if let store = configuration.cache, delivery.isMemory {
+        if let store = configuration.cache, delivery == nil {
             switch CacheTransaction.lookup(request, in: store, policy: cachePolicy, revalidating: revalidating) {
             case .send(let transaction): cache = transaction
             case .answer(let stored, let source, let age, let again):
@@ -134,7 +134,7 @@ extension TaskPool {
         let submitted = mutate { state, effects in
             state.submit(
                 submission, at: MonotonicClock.now(), into: &effects,
-                isSameCall: { delivery.isMemory && $0.isSameCall(as: request, hasInterceptors: ownInterceptors) },
+                isSameCall: { delivery == nil && $0.isSameCall(as: request, hasInterceptors: ownInterceptors) },
                 makeHandle: { [state = self.state] id, key in
                     DataTask(id: id, key: key, poolState: state, request: request, plan: plan)
                 })
@@ -178,7 +178,7 @@ extension TaskPool {
     /// wait where the platform allows), then sent.
     func beginAttempt(_ attempt: Int, of task: DataTask) {
         var request = task.wireRequest
-        task.plan.delivery.prepare(&request)
+        task.plan.delivery?.prepare(&request)
         guard !task.plan.interceptors.isEmpty else { return send(request, of: task, attempt: attempt) }
         let work = InterceptorWork(immediateTask { [self] in await adapt(request, of: task, attempt: attempt) })
         if let ended = state.withLock({ $0.workStarted(task.key, attempt: attempt, stage: .preparing, work: work) }) {
@@ -242,7 +242,7 @@ extension TaskPool {
             pool: self, task: task, attempt: attempt, hop: hop, request: request,
             attemptRequest: attemptRequest ?? request)
         // A download that asks for the rest goes on from what it kept.
-        let kept = hop == 0 ? task.plan.delivery.keptBytes : 0
+        let kept = hop == 0 ? task.plan.delivery?.keptBytes ?? 0 : 0
         let sending = state.withLock {
             $0.transferStarting(
                 task.key, attempt: attempt, hop: hop, bodyLength: body.length, kept: kept, at: MonotonicClock.now())
@@ -253,7 +253,7 @@ extension TaskPool {
         // Kept by the state, which cancels it if the task ends (at once, if it has ended meanwhile).
         let ended = state.withLock { $0.transferAttached(task.key, attempt: attempt, hop: hop, control: control) }
         ended?.cancel()
-        task.plan.delivery.attach(control)
+        task.plan.delivery?.attach(control)
     }
 
     // MARK: 4. The answer
@@ -364,7 +364,7 @@ extension TaskPool {
         switch answer.result {
         case .success(let (body, head)):
             let written = configuration.validation.acceptableStatusCodes.contains(head.statusCode)
-            if written, task.plan.delivery.endedMidElement {
+            if written, task.plan.delivery?.endedMidElement == true {
                 // An event stream that ended in the middle of an event lost it: a lost connection, which a
                 // retry policy reconnects.
                 return .failure(
@@ -376,7 +376,7 @@ extension TaskPool {
             var response = Response(
                 request: answer.request, head: head, body: body, duration: answer.timing.duration,
                 statusReader: task.plan.statusReader, timing: answer.timing,
-                fileURL: written ? task.plan.delivery.fileURL : nil)
+                fileURL: written ? task.plan.delivery?.fileURL : nil)
             if let cache = task.plan.cache { response = cache.resolve(response, request: answer.request) }
             return validate(response)
         case .failure(let error):
@@ -400,12 +400,13 @@ extension TaskPool {
     /// The failure to ask the interceptors about, when they may send the task again; `nil` when the
     /// outcome is final. An event stream that ends is a connection to open again, if they retry.
     private func retryable(_ outcome: Outcome, of task: DataTask, attempt: Int) -> NetworkError? {
-        guard !task.plan.retriers.isEmpty, attempt < configuration.maximumAttempts, task.plan.delivery.allowsRetry
+        guard !task.plan.retriers.isEmpty, attempt < configuration.maximumAttempts,
+            task.plan.delivery?.allowsRetry ?? true
         else {
             return nil
         }
         switch outcome {
-        case .success(let response) where task.plan.delivery.reconnects && response.statusCode != 204:
+        case .success(let response) where task.plan.delivery?.reconnects == true && response.statusCode != 204:
             return .transport(URLError(.networkConnectionLost))
         case .success, .failure(.cancelled): return nil
         case .failure(let error): return error
@@ -431,7 +432,7 @@ extension TaskPool {
             case .doNotRetry: decided = .conclude(cacheFallback(for: outcome, of: task))
             case .fail(let error): decided = .conclude(cacheFallback(for: .failure(error), of: task))
             case .retry(let delay):
-                let asked = task.plan.delivery.reconnectionDelay ?? delay
+                let asked = task.plan.delivery?.reconnectionDelay ?? delay
                 decided = .retry(after: asked > 0 ? asked : 0)  // NaN too
             }
             mutate { state, effects in

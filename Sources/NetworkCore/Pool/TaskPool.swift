@@ -276,7 +276,7 @@ public final class TaskPool: Sendable {
         for case .stop(let work) in effects.others { work.stop() }
         var settled = State.Effects()
         if !effects.ended.isEmpty {
-            for (_, handle, outcome) in effects.ended { handle.plan.delivery.taskEnded(with: outcome) }
+            for (_, handle, outcome) in effects.ended { handle.plan.delivery?.taskEnded(with: outcome) }
             state.withLock { $0.settled(effects.ended, into: &settled) }
         }
         for case .begin(let begin) in effects.others { beginAttempt(begin.attempt, of: begin.handle) }

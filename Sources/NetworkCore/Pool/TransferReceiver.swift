@@ -69,9 +69,9 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Se
             return true  // its body is read and dropped, so that the connection can serve the next request
         }
         let length = response.expectedContentLength
-        if !task.plan.delivery.isMemory, pool.configuration.validation.acceptableStatusCodes.contains(status) {
+        if let delivery = task.plan.delivery, pool.configuration.validation.acceptableStatusCodes.contains(status) {
             do throws(NetworkError) {
-                try task.plan.delivery.begin(response.httpResponse)
+                try delivery.begin(response.httpResponse)
             } catch {
                 end(.failure(error))
                 return false
@@ -97,7 +97,7 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Se
             // Counted before it is passed on, so that a stream's reader sees the task count what it reads.
             guard count(data) else { return false }
             do throws(NetworkError) {
-                try task.plan.delivery.write(data)
+                try task.plan.delivery?.write(data)
             } catch {
                 end(.failure(error))
                 return false
@@ -163,11 +163,13 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Se
     private func end(_ result: Result<(Data, ResponseHead), any Error>) {
         ended = true
         var result = result
-        if delivering, case .file(let file) = task.plan.delivery {
-            if case .success = result {
-                do throws(NetworkError) { try file.complete() } catch { result = .failure(error) }
-            } else {
-                file.pause()
+        if delivering, let delivery = task.plan.delivery {
+            let complete: Bool
+            if case .success = result { complete = true } else { complete = false }
+            do throws(NetworkError) {
+                try delivery.transferEnded(complete: complete)
+            } catch {
+                if complete { result = .failure(error) }
             }
         }
         body = Data()

@@ -483,33 +483,36 @@ extension DocCommentContext {
     }
 }
 
-// Sources/NetworkCore/Transfers/ResponseStream.swift
+// Sources/NetworkCore/Pool/Kinds/Stream/ResponseStream.swift
 extension DocCommentContext {
     static func responseStream(pool: TaskPool) async throws {
-        // DOC Sources/NetworkCore/Transfers/ResponseStream.swift-BEGIN
+        // DOC Sources/NetworkCore/Pool/Kinds/Stream/ResponseStream.swift-BEGIN
         let stream = try await pool.stream(Logs.tail)
         for try await line in stream.lines { print(line) }
-        // DOC Sources/NetworkCore/Transfers/ResponseStream.swift-END
+        // DOC Sources/NetworkCore/Pool/Kinds/Stream/ResponseStream.swift-END
     }
 }
 
-// Sources/NetworkCore/Transfers/TaskPool+Transfers.swift
+// Sources/NetworkCore/Pool/Kinds/Download/TaskPool+Download.swift
 extension DocCommentContext {
     static func download(pool: TaskPool) async throws {
-        // DOC Sources/NetworkCore/Transfers/TaskPool+Transfers.swift-BEGIN
+        // DOC Sources/NetworkCore/Pool/Kinds/Download/TaskPool+Download.swift-BEGIN
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("poster.jpg")
         try await pool.download(Images.poster(path: "/abc.jpg"), to: file) { progress in
             print(progress.bytesReceived, "of", progress.bytesExpected ?? -1)
         }
-        // DOC Sources/NetworkCore/Transfers/TaskPool+Transfers.swift-END
+        // DOC Sources/NetworkCore/Pool/Kinds/Download/TaskPool+Download.swift-END
     }
+}
 
+// Sources/NetworkCore/Pool/Kinds/Stream/TaskPool+Stream.swift
+extension DocCommentContext {
     static func serverSentEvents(pool: TaskPool) async throws {
-        // DOC Sources/NetworkCore/Transfers/TaskPool+Transfers.swift-BEGIN
+        // DOC Sources/NetworkCore/Pool/Kinds/Stream/TaskPool+Stream.swift-BEGIN
         for try await event in try await pool.events(Feed.live) where event.event == "price" {
             print(event.data)
         }
-        // DOC Sources/NetworkCore/Transfers/TaskPool+Transfers.swift-END
+        // DOC Sources/NetworkCore/Pool/Kinds/Stream/TaskPool+Stream.swift-END
     }
 }
 

@@ -15,8 +15,8 @@ import Foundation
 /// A download's file: the body is written to a partial file beside the destination, which replaces the
 /// destination once the whole body has arrived. A cut transfer is resumed where it stopped, with
 /// `Range` and `If-Range`, when the server named a validator; the partial file is removed when the task
-/// ends without completing, so nothing is left behind.
-final class DownloadFile: @unchecked Sendable {
+/// ends without completing, so nothing is left behind. A download task's ``Delivery``.
+final class DownloadFile: Delivery, @unchecked Sendable {
     // @unchecked Sendable: `state` is `Locked`; the rest is immutable.
     /// Where the file goes.
     let destination: URL
@@ -63,10 +63,15 @@ final class DownloadFile: @unchecked Sendable {
     /// The bytes the next attempt keeps: those written, when it will ask for the rest.
     var keptBytes: Int { resumePoint?.kept ?? 0 }
 
-    /// `Range` and `If-Range` to ask for the rest of the body, or `nil` when the next attempt starts over.
-    var resumeHeaders: [String: String]? {
-        resumePoint.map { ["Range": "bytes=\($0.kept)-", "If-Range": $0.validator] }
+    /// Asks for the rest of the body with `Range` and `If-Range`, when the next attempt will not start over.
+    func prepare(_ request: inout URLRequest) {
+        guard let (kept, validator) = resumePoint else { return }
+        request.setValue("bytes=\(kept)-", forHTTPHeaderField: "Range")
+        request.setValue(validator, forHTTPHeaderField: "If-Range")
     }
+
+    /// The file's place, for the response.
+    var fileURL: URL? { destination }
 
     /// An accepted answer begins: a 206 whose range starts where the file ends continues it; anything
     /// else starts it over.
@@ -99,8 +104,14 @@ final class DownloadFile: @unchecked Sendable {
         }
     }
 
+    /// The attempt's transfer ended: whole, the file takes the destination's place; cut, it stays for the
+    /// next attempt to continue.
+    func transferEnded(complete: Bool) throws(NetworkError) {
+        if complete { try self.complete() } else { pause() }
+    }
+
     /// The whole body has arrived: the file takes the destination's place.
-    func complete() throws(NetworkError) {
+    private func complete() throws(NetworkError) {
         try state.withLock { state throws(NetworkError) in
             do { try state.handle?.close() } catch { throw failure(error) }
             state.handle = nil
@@ -115,7 +126,7 @@ final class DownloadFile: @unchecked Sendable {
     }
 
     /// The attempt ended without the whole body: the file stays for the next attempt to continue.
-    func pause() {
+    private func pause() {
         state.withLock { state in
             try? state.handle?.close()
             state.handle = nil
@@ -123,7 +134,7 @@ final class DownloadFile: @unchecked Sendable {
     }
 
     /// The task has ended: a partial file left is removed.
-    func discard() {
+    func taskEnded(with outcome: DataTask.Outcome) {
         state.withLock { state in
             try? state.handle?.close()
             state.handle = nil

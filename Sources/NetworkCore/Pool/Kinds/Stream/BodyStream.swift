@@ -42,8 +42,8 @@ struct RawChunks: ChunkDecoder {
 /// more than ``highWater`` bytes wait unread, the transfer is paused, and resumed when the consumer has
 /// read them down to ``lowWater``. A transport that cannot pause keeps sending: past ``unreadLimit``
 /// bytes unread the transfer fails with ``NetworkError/responseTooLarge(limit:)``, rather than memory
-/// filling up with what the consumer has not read.
-final class BodyStream<Decoder: ChunkDecoder>: StreamSink, @unchecked Sendable {
+/// filling up with what the consumer has not read. A stream task's ``Delivery``.
+final class BodyStream<Decoder: ChunkDecoder>: Delivery, @unchecked Sendable {
     // @unchecked Sendable: all mutable state is in `state`, a `Locked`.
     typealias Element = Decoder.Element
     /// What receiving bytes leads to: a consumer to wake with an element, and a transfer to pause.
@@ -90,7 +90,7 @@ final class BodyStream<Decoder: ChunkDecoder>: StreamSink, @unchecked Sendable {
         waiter?.resume(returning: .success(head))
     }
 
-    func receive(_ data: Data) throws(NetworkError) {
+    func write(_ data: Data) throws(NetworkError) {
         let received = try state.withLock { (state) throws(NetworkError) -> Received in
             let decoded = try state.decoder.decode(data)
             guard !decoded.isEmpty else { return (nil, nil, nil) }
@@ -146,7 +146,8 @@ final class BodyStream<Decoder: ChunkDecoder>: StreamSink, @unchecked Sendable {
         if paused { control.pauseReceiving() }
     }
 
-    func finish(_ outcome: Result<Void, NetworkError>) {
+    func taskEnded(with outcome: DataTask.Outcome) {
+        let outcome = outcome.map { _ in () }
         let (headWaiter, waiter) = state.withLock { state in
             if state.end == nil { state.end = outcome }
             defer {
@@ -229,7 +230,7 @@ final class OpenStream<Decoder: ChunkDecoder>: Sendable {
         let body = BodyStream(
             decoder: makeDecoder(elementLimit), highWater: min(1 << 20, max(1, elementLimit / 4)),
             unreadLimit: elementLimit)
-        let sent = try pool.submit(endpoint, id: id, delivery: .stream(body))
+        let sent = try pool.submit(endpoint, id: id, delivery: body)
         let task = sent.task
         if sent.begins { pool.beginAttempt(1, of: task) }
         let end: @Sendable (NetworkError) -> Void = { [weak pool] error in pool?.end(task, with: .failure(error)) }
