@@ -22,6 +22,8 @@ import Foundation
 ///    a retry begins a new attempt after its wait, and an event stream's reconnection is one (see
 ///    ``Delivery/reconnects``).
 /// 6. **End**: the outcome (or the cache's stale answer standing in for a failure) ends the task, once.
+///
+/// The cache stage acts at steps 2, 3, 4 and 6; what it does at each is in `TaskPool+Cache.swift`.
 extension TaskPool {
     /// What the route needs of a task, decided once when it is registered and kept by its ``DataTask``.
     struct Plan {
@@ -83,28 +85,9 @@ extension TaskPool {
         revalidating: Bool = false
     ) throws(NetworkError) -> Sent {
         let (request, origin) = try makeRequest(endpoint)
-        // The cache stage: an answer from the store, or a transaction for the answer to come.
-        var cache: CacheTransaction?
-        var cached: Outcome?
-        var revalidate = false
-        let cachePolicy = endpoint.cachePolicy ?? configuration.cachePolicy
-        if cachePolicy == .cacheOnly, configuration.cache == nil || delivery != nil {
-            // Cache only, where no cache can answer (the pool has none, or the body goes to a file or a
-            // stream): never the network.
-            throw .notCached(url: Redactor.default.redact(request.url))
-        }
-        if let store = configuration.cache, delivery == nil {
-            switch CacheTransaction.lookup(request, in: store, policy: cachePolicy, revalidating: revalidating) {
-            case .send(let transaction): cache = transaction
-            case .answer(let stored, let source, let age, let again):
-                cached = validate(
-                    CacheTransaction.response(
-                        stored, for: request, source: source, age: age,
-                        statusReader: endpoint.statusReader ?? configuration.statusReader))
-                revalidate = again
-            case .notCached: throw .notCached(url: Redactor.default.redact(request.url))
-            }
-        }
+        let admission = try cacheAdmission(
+            of: request, for: endpoint, deliveredInMemory: delivery == nil, revalidating: revalidating)
+        let cached = admission.answer
         // A body that is not bytes in the request (a file) is only asked for where there can be one.
         let upload = request.httpBody == nil && request.httpMethod != nil ? try endpoint.upload(for: request) : .none
         let deadline = endpoint.resourceTimeout ?? configuration.resourceTimeout
@@ -117,7 +100,7 @@ extension TaskPool {
         let endpointInterceptors = endpoint.interceptors
         // Most endpoints add none: then the pool's lists serve as they are, with no new array a send.
         let plan = Plan(
-            endpoint: endpoint, delivery: delivery, upload: upload, cache: cache,
+            endpoint: endpoint, delivery: delivery, upload: upload, cache: admission.transaction,
             interceptors: Self.joined(configuration.interceptors, endpointInterceptors),
             retriers: Self.joined(endpointInterceptors, configuration.interceptors),
             redirectPolicy: endpoint.redirectPolicy ?? configuration.redirectPolicy,
@@ -145,7 +128,7 @@ extension TaskPool {
         case .joined(_, let handle, let token):
             return Sent(task: handle, token: token, begins: false)
         case .registered(_, let handle, let token, let begins):
-            if revalidate { self.revalidate(endpoint, id: handle.id) }
+            if admission.revalidates { revalidate(endpoint, id: handle.id) }
             return Sent(task: handle, token: token, begins: begins)
         }
     }
@@ -155,15 +138,6 @@ extension TaskPool {
         _ first: [any RequestInterceptor], _ second: [any RequestInterceptor]
     ) -> [any RequestInterceptor] {
         first.isEmpty ? second : second.isEmpty ? first : first + second
-    }
-
-    /// Validates a stale answer the cache gave, as a task of its own named after the one answered
-    /// (`"<id> (revalidation)"`), whose answer updates the store; nobody waits for it.
-    private func revalidate(_ endpoint: some Endpoint, id: String) {
-        guard let sent = try? submit(endpoint, id: id + " (revalidation)", revalidating: true), sent.begins else {
-            return
-        }
-        beginAttempt(1, of: sent.task)
     }
 
     /// Ends the task with `outcome` unless it has ended.
@@ -377,7 +351,7 @@ extension TaskPool {
                 request: answer.request, head: head, body: body, duration: answer.timing.duration,
                 statusReader: task.plan.statusReader, timing: answer.timing,
                 fileURL: written ? task.plan.delivery?.fileURL : nil)
-            if let cache = task.plan.cache { response = cache.resolve(response, request: answer.request) }
+            response = cacheResolved(response, of: task, request: answer.request)
             return validate(response)
         case .failure(let error):
             return .failure(NetworkError.from(error, timeout: answer.request.timeoutInterval))
@@ -443,14 +417,5 @@ extension TaskPool {
         if let ended = state.withLock({ $0.workStarted(task.key, attempt: attempt, stage: .deciding, work: work) }) {
             ended.stop()
         }
-    }
-
-    /// The outcome, or, when it is a failure the cache may cover (see ``CacheTransaction/fallback(for:request:now:)``),
-    /// the stored answer standing in for it.
-    func cacheFallback(for outcome: Outcome, of task: DataTask) -> Outcome {
-        guard case .failure(let error) = outcome, let cache = task.plan.cache,
-            let stale = cache.fallback(for: error, request: task.request)
-        else { return outcome }
-        return validate(stale)
     }
 }
