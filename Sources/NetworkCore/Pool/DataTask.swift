@@ -105,13 +105,6 @@ public final class DataTask: @unchecked Sendable {
         Redactor.default.scrub(Redactor.default.redact(url), secrets: Redactor.default.secrets(in: request))
     }
 
-    /// The request as it goes on the wire before interceptors: with the validators of a stored answer
-    /// that the cache is checking.
-    var wireRequest: URLRequest {
-        guard let cache = plan.cache, cache.validating != nil else { return request }
-        return cache.conditional(request)
-    }
-
     /// Where the task is in its life.
     public var state: State {
         switch view.outcome {

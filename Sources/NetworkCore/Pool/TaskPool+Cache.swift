@@ -72,3 +72,12 @@ extension TaskPool {
         return validate(stale)
     }
 }
+
+extension DataTask {
+    /// The request as it goes on the wire before interceptors: with the validators of a stored answer
+    /// that the cache is checking (the cache stage's part of the attempt).
+    var wireRequest: URLRequest {
+        guard let cache = plan.cache, cache.validating != nil else { return request }
+        return cache.conditional(request)
+    }
+}
