@@ -15,7 +15,8 @@ import Foundation
 ///    `Last-Event-ID`) go on the request, the interceptors adapt it, a request adapted with a credential
 ///    that a renewal has since replaced is adapted again, and the transport sends it
 ///    (``send(_:of:attempt:hop:attemptRequest:body:)``) to a ``TransferReceiver``.
-/// 4. **Answer**: the receiver delivers the body and follows redirects (``redirected(_:to:status:)``);
+/// 4. **Answer**: the receiver delivers the body; a redirect is the next hop of the attempt (the redirect
+///    stage, `TaskPool+Redirects.swift`);
 ///    at the end, a caller (or the pool) turns the answer into the attempt's outcome
 ///    (``finish(_:with:)``): the response, the cache's update, validation.
 /// 5. **Retry**: a failure the interceptors may retry is theirs to decide (``decideRetry(_:attempt:after:failing:request:)``);
@@ -257,31 +258,6 @@ extension TaskPool {
                 receiver.task.key, attempt: receiver.attempt, hop: receiver.hop, total: total, expected: expected,
                 at: now)
         }
-    }
-
-    /// The receiver's transport followed a redirect itself.
-    func transportRedirected(_ status: Int, to url: URL?, for receiver: TransferReceiver) -> Bool {
-        mutate { state, effects in
-            state.redirected(
-                receiver.task.key, attempt: receiver.attempt, hop: receiver.hop, status: status, to: url,
-                byTransport: true, at: MonotonicClock.now(), into: &effects)
-        }
-    }
-
-    /// The redirect stage: the receiver's answer was a redirect the task's policy follows; `next` (its
-    /// method, body and credentials as ``RedirectPolicy`` says) is sent as the next hop. A body read from
-    /// a file or a form is read anew; one the method no longer has (a `POST` become `GET`) is not sent.
-    func redirected(_ receiver: TransferReceiver, to next: URLRequest, status: Int) {
-        let task = receiver.task
-        let goesOn = mutate { state, effects in
-            state.redirected(
-                task.key, attempt: receiver.attempt, hop: receiver.hop, status: status, to: next.url,
-                byTransport: false, at: MonotonicClock.now(), into: &effects)
-        }
-        guard goesOn else { return }
-        send(
-            next, of: task, attempt: receiver.attempt, hop: receiver.hop + 1, attemptRequest: receiver.attemptRequest,
-            body: task.body(for: next, keepsUpload: next.httpMethod == receiver.request.httpMethod))
     }
 
     /// The receiver's transfer ended: its answer goes to a caller waiting for the task, which turns it

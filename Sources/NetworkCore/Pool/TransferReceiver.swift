@@ -11,8 +11,7 @@ import Foundation
 ///   `maximumResponseBytes`), to a file, or to a stream; any other answer is read into memory, so that
 ///   its error body can be read.
 /// - A redirect the task's ``RedirectPolicy`` follows is read and dropped, and the pool sends the next
-///   request (see ``TaskPool/redirected(_:to:status:)``): redirects are followed here, the same way
-///   whatever the transport.
+///   request: the redirect stage (`TaskPool+Redirects.swift`) decides, the same way whatever the transport.
 /// The transport's control of the transfer is kept by the pool's state, which cancels it when the task ends.
 final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Sendable {
     // @unchecked Sendable: a transport reports one event at a time (its contract), so the `var`s, touched
@@ -60,11 +59,7 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Se
         redirect = nil
         dropped = 0
         let status = response.statusCode
-        if RedirectPolicy.isRedirect(status),
-            let next = task.plan.redirectPolicy.next(
-                after: request, status: status, location: response.value(forHTTPHeaderField: "Location"),
-                hop: hop + 1)
-        {
+        if let next = pool.nextHop(after: response, of: self) {
             redirect = (next, status)
             return true  // its body is read and dropped, so that the connection can serve the next request
         }
