@@ -42,23 +42,25 @@ extension PoolState {
         case deciding
     }
 
-    /// Interceptor work for the task's `attempt` runs (a Swift task): kept, to be stopped if the task ends.
-    /// Returns the work back when the task has ended already: stop it.
+    /// Interceptor work for the task's `attempt` runs (a Swift task): kept, to be stopped if the task ends;
+    /// stopped at once when the task has ended already.
     mutating func workStarted(
-        _ key: TaskKey, attempt: Int, stage: WorkStage, work: any Stoppable
-    ) -> (any Stoppable)? {
-        update(key) { record -> (any Stoppable)? in
-            if record.hasEnded { return work }
-            guard record.attempt == attempt else { return nil }
-            switch (stage, record.life) {
-            case (.preparing, .preparing(nil)): record.life = .preparing(work: work)
-            case (.preparing, .waitingForCredential(nil)): record.life = .waitingForCredential(work: work)
-            case (.deciding, .deciding(nil, let failure, let shown)):
-                record.life = .deciding(work: work, failure: failure, shown: shown)
-            default: break  // the work is done already
-            }
-            return nil
-        } ?? work
+        _ key: TaskKey, attempt: Int, stage: WorkStage, work: any Stoppable, into effects: inout Effects
+    ) {
+        let ended =
+            update(key) { record -> Bool in
+                if record.hasEnded { return true }
+                guard record.attempt == attempt else { return false }
+                switch (stage, record.life) {
+                case (.preparing, .preparing(nil)): record.life = .preparing(work: work)
+                case (.preparing, .waitingForCredential(nil)): record.life = .waitingForCredential(work: work)
+                case (.deciding, .deciding(nil, let failure, let shown)):
+                    record.life = .deciding(work: work, failure: failure, shown: shown)
+                default: break  // the work is done already
+                }
+                return false
+            } ?? true
+        if ended { effects.stop(.interceptors(work)) }
     }
 
     /// An interceptor waits for a credential being renewed, for the task's `attempt`.
@@ -103,21 +105,23 @@ extension PoolState {
         } ?? false
     }
 
-    /// The transport returned its control of the transfer: kept, to cancel the transfer if the task ends.
-    /// Returns the control back when the task has ended already: cancel it. (A transfer that is over
-    /// already, answered before its transport returned, keeps nothing.)
+    /// The transport returned its control of the transfer: kept, to cancel the transfer if the task ends;
+    /// cancelled at once when the task has ended already. (A transfer that is over already, answered before
+    /// its transport returned, keeps nothing.)
     mutating func transferAttached(
-        _ key: TaskKey, attempt: Int, hop: Int, control: any TransportControl
-    ) -> (any TransportControl)? {
-        update(key) { record -> (any TransportControl)? in
-            if record.hasEnded { return control }
-            guard case .transferring(var transfer) = record.life, transfer.attempt == attempt, transfer.hop == hop,
-                !transfer.redirected
-            else { return nil }
-            transfer.control = control
-            record.life = .transferring(transfer)
-            return nil
-        } ?? control
+        _ key: TaskKey, attempt: Int, hop: Int, control: any TransportControl, into effects: inout Effects
+    ) {
+        let ended =
+            update(key) { record -> Bool in
+                if record.hasEnded { return true }
+                guard case .transferring(var transfer) = record.life, transfer.attempt == attempt,
+                    transfer.hop == hop, !transfer.redirected
+                else { return false }
+                transfer.control = control
+                record.life = .transferring(transfer)
+                return false
+            } ?? true
+        if ended { effects.stop(.transfer(control)) }
     }
 
     /// Whether `transfer` is the task's current one.

@@ -10,7 +10,9 @@ import Foundation
 /// Each event is a mutating method: a send registered, a caller attached or withdrawn, a cancel, a
 /// transfer's head, bytes and end, an attempt's outcome, a retry decided, timers fired, a pause, a
 /// resume. It returns what to do, as ``Effects`` (resume these callers, stop this work, log these
-/// events, begin these attempts), which the pool performs after letting go of its lock. The state never
+/// events, begin these attempts), which the pool performs after letting go of its lock. A value an event
+/// returns besides is never something to do to others: only what its caller needs for its own next step
+/// (whether to send the request, who turns an answer into an outcome, whether a cancel found its task). The state never
 /// performs anything itself, reads no clock (times are given) and knows nothing of transports,
 /// endpoints or caches, so every order of events can be driven by a test.
 ///

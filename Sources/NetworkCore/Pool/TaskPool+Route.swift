@@ -156,8 +156,8 @@ extension TaskPool {
         task.plan.delivery?.prepare(&request)
         guard !task.plan.interceptors.isEmpty else { return send(request, of: task, attempt: attempt) }
         let work = InterceptorWork(immediateTask { [self] in await adapt(request, of: task, attempt: attempt) })
-        if let ended = state.withLock({ $0.workStarted(task.key, attempt: attempt, stage: .preparing, work: work) }) {
-            ended.stop()
+        mutate { state, effects in
+            state.workStarted(task.key, attempt: attempt, stage: .preparing, work: work, into: &effects)
         }
     }
 
@@ -226,8 +226,9 @@ extension TaskPool {
         let events = TransportEvents(taskID: task.id, receiver: receiver, sampleDataFrom: receiver)
         let control = configuration.transport.start(request, body: body, events: events)
         // Kept by the state, which cancels it if the task ends (at once, if it has ended meanwhile).
-        let ended = state.withLock { $0.transferAttached(task.key, attempt: attempt, hop: hop, control: control) }
-        ended?.cancel()
+        mutate { state, effects in
+            state.transferAttached(task.key, attempt: attempt, hop: hop, control: control, into: &effects)
+        }
         task.plan.delivery?.attach(control)
     }
 
@@ -390,8 +391,8 @@ extension TaskPool {
             }
         }
         let work = InterceptorWork(run)
-        if let ended = state.withLock({ $0.workStarted(task.key, attempt: attempt, stage: .deciding, work: work) }) {
-            ended.stop()
+        mutate { state, effects in
+            state.workStarted(task.key, attempt: attempt, stage: .deciding, work: work, into: &effects)
         }
     }
 }

@@ -212,8 +212,20 @@ struct PoolStateDriver {
         }
         guard started else { return nil }
         // The transport returns its control, which the state keeps.
-        let refused = state.transferAttached(key, attempt: attempt, hop: hop, control: work)
-        return refused == nil ? work : nil
+        attach(work, attempt: attempt, hop: hop, to: key)
+        return work.stops == 0 ? work : nil
+    }
+
+    /// The transport returns its control of the transfer (the state cancels it if the task has ended).
+    mutating func attach(_ control: TestWork, attempt: Int = 1, hop: Int = 0, to key: TaskKey) {
+        run { state, effects, _ in
+            state.transferAttached(key, attempt: attempt, hop: hop, control: control, into: &effects)
+        }
+    }
+
+    /// Interceptor work starts for the task (the state stops it if the task has ended).
+    mutating func startWork(_ work: TestWork, _ stage: State.WorkStage, attempt: Int = 1, of key: TaskKey) {
+        run { state, effects, _ in state.workStarted(key, attempt: attempt, stage: stage, work: work, into: &effects) }
     }
 
     /// The transfer's answer arrived whole; returns who is to finish it.

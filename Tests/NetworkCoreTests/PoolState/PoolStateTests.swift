@@ -285,7 +285,8 @@ struct PoolStateAttemptTests {
         #expect(driver.phase(key) == .sending)
         // The decider's work is kept, to be stopped with the task.
         let decider = TestWork("decider")
-        #expect(driver.state.workStarted(key, attempt: 1, stage: .deciding, work: decider) == nil)
+        driver.startWork(decider, .deciding, of: key)
+        #expect(decider.stops == 0)
         driver.decided(key, attempt: 1, .retry(after: 0.5))
         #expect(driver.phase(key) == .backingOff(beforeAttempt: 2))
         #expect(driver.logged.last == "retrying t")
@@ -357,10 +358,10 @@ struct PoolStateAttemptTests {
             switch phase {
             case "preparing":
                 work = TestWork("adapt")
-                _ = driver.state.workStarted(key, attempt: 1, stage: .preparing, work: work!)
+                driver.startWork(work!, .preparing, of: key)
             case "credential":
                 work = TestWork("adapt")
-                _ = driver.state.workStarted(key, attempt: 1, stage: .preparing, work: work!)
+                driver.startWork(work!, .preparing, of: key)
                 driver.state.waitingForCredential(key, attempt: 1)
             case "sending": work = driver.startTransfer(key)
             case "receiving":
@@ -375,7 +376,7 @@ struct PoolStateAttemptTests {
                 _ = driver.finished(key, with: .failure(failure), retrying: failure)
                 driver.attach("caller", token: 1, to: key)  // the caller that finished waits again
                 work = TestWork("decider")
-                _ = driver.state.workStarted(key, attempt: 1, stage: .deciding, work: work!)
+                driver.startWork(work!, .deciding, of: key)
             default: break
             }
             driver.fireTimers(after: 1.9)
@@ -443,14 +444,18 @@ struct PoolStateAttemptTests {
         _ = driver.run { $0.transferStarting(key, attempt: 1, hop: 0, bodyLength: 0, kept: 0, at: $2) }
         // The transport answered before it returned its control (a transport that answers at once).
         _ = driver.transferEnded(key)
-        #expect(driver.state.transferAttached(key, attempt: 1, hop: 0, control: TestWork("answered")) == nil)
+        let answered = TestWork("answered")
+        driver.attach(answered, to: key)
+        #expect(answered.stops == 0)
         driver.finished(key)
         // A task cancelled before its transport returned: the control is cancelled at once.
         let other = driver.send("u")
         _ = driver.run { $0.transferStarting(other, attempt: 1, hop: 0, bodyLength: 0, kept: 0, at: $2) }
         let cancelled = driver.cancel("u")
         #expect(cancelled)
-        #expect(driver.state.transferAttached(other, attempt: 1, hop: 0, control: TestWork("late")) != nil)
+        let late = TestWork("late")
+        driver.attach(late, to: other)
+        #expect(late.stops == 1)
     }
 
     @Test("work started after its task ended is handed back to be stopped; work that finished is left alone")
@@ -459,11 +464,13 @@ struct PoolStateAttemptTests {
         let key = driver.send("t")
         _ = driver.startTransfer(key)
         let late = TestWork("adapt, stored late")
-        #expect(driver.state.workStarted(key, attempt: 1, stage: .preparing, work: late) == nil)
+        driver.startWork(late, .preparing, of: key)
+        #expect(late.stops == 0)
         let cancelled = driver.cancel("t")
         #expect(cancelled)
         let after = TestWork("after the end")
-        #expect(driver.state.workStarted(key, attempt: 1, stage: .preparing, work: after) != nil)
+        driver.startWork(after, .preparing, of: key)
+        #expect(after.stops == 1)
     }
 }
 
