@@ -57,6 +57,60 @@ final class HoldingTransport: Transport, @unchecked Sendable {
         }
     }
 
+    /// The sockets opened, by the index of their transfer.
+    private let sockets = Locked<[Int: HeldSocket]>([:])
+
+    func startWebSocket(
+        _ request: URLRequest, options: WebSocketOptions, events: TransportEvents
+    )
+        -> any WebSocketConnection
+    {
+        let index = transfers.withLock { transfers in
+            transfers.append(Transfer(request: request, events: events))
+            return transfers.count - 1
+        }
+        let socket = HeldSocket(options: options) { [weak self] code in
+            guard let self, let events = take(index)?.events else { return }
+            guard let code else {
+                cancels.increment()
+                return events.fail(URLError(.cancelled))
+            }
+            events.receive(closeCode: code, reason: "")
+            events.finish()
+        }
+        sockets.withLock { $0[index] = socket }
+        starts.increment()
+        return socket
+    }
+
+    /// The socket of the transfer at `index`.
+    func socket(_ index: Int) -> HeldSocket? { sockets.withLock { $0[index] } }
+
+    /// The server accepts the socket at `index` (`101 Switching Protocols`, with `headers`).
+    @discardableResult
+    func open(_ index: Int, headers: [String: String] = [:]) -> Bool {
+        guard let events = events(index), let url = requests[index].url else { return false }
+        var fields = ["Upgrade": "websocket", "Connection": "Upgrade"]
+        fields.merge(headers) { $1 }
+        return events.receive(
+            head: HTTPURLResponse(url: url, statusCode: 101, httpVersion: "HTTP/1.1", headerFields: fields)!)
+    }
+
+    /// The server sends `message` on the socket at `index`; whether the pool took it.
+    @discardableResult
+    func push(_ message: WebSocketMessage, at index: Int) -> Bool { events(index)?.receive(message: message) ?? false }
+
+    /// The server closes the socket at `index` with `code` and `reason`, and the handshake completes.
+    func serverCloses(_ index: Int, code: WebSocketCloseCode, reason: String = "") {
+        guard let events = take(index)?.events else { return }
+        events.receive(closeCode: code, reason: reason)
+        if code == .normalClosure || code == .goingAway {
+            events.finish()
+        } else {
+            events.fail(WebSocketError.closed(code, reason: reason))
+        }
+    }
+
     /// Marks the transfer at `index` ended; returns it if it was open.
     private func take(_ index: Int) -> Transfer? {
         transfers.withLock { transfers in
@@ -70,5 +124,49 @@ final class HoldingTransport: Transport, @unchecked Sendable {
         let onCancel: @Sendable () -> Void
         init(onCancel: @escaping @Sendable () -> Void) { self.onCancel = onCancel }
         func cancel() { onCancel() }
+    }
+}
+
+/// A socket of a ``HoldingTransport``: it keeps what the pool sends, and how it was closed or cancelled.
+final class HeldSocket: WebSocketConnection, @unchecked Sendable {
+    // @unchecked Sendable: `state` is locked.
+    private struct State {
+        var sent: [WebSocketMessage] = []
+        var closes: [(WebSocketCloseCode, String)] = []
+        var cancels = 0
+    }
+    let options: WebSocketOptions
+    private let state = Locked(State())
+    private let ended: @Sendable (WebSocketCloseCode?) -> Void
+
+    init(options: WebSocketOptions, ended: @escaping @Sendable (WebSocketCloseCode?) -> Void) {
+        self.options = options
+        self.ended = ended
+    }
+
+    /// The messages the pool sent, in order.
+    var sent: [WebSocketMessage] { state.withLock { $0.sent } }
+    /// The close frames the pool sent, as "code reason".
+    var closes: [String] { state.withLock { $0.closes.map { "\($0.0.rawValue) \($0.1)" } } }
+    /// How often the pool cancelled it.
+    var cancels: Int { state.withLock { $0.cancels } }
+
+    func send(_ message: WebSocketMessage) async throws {
+        state.withLock { $0.sent.append(message) }
+    }
+
+    /// The pool's close: the held server answers at once, as a server that echoes the close frame.
+    func close(_ code: WebSocketCloseCode, reason: String) {
+        state.withLock { $0.closes.append((code, reason)) }
+        ended(code)
+    }
+
+    /// A cancel: a close frame going away, and the connection dropped.
+    func cancel() {
+        state.withLock {
+            $0.cancels += 1
+            $0.closes.append((.goingAway, ""))
+        }
+        ended(nil)
     }
 }

@@ -122,6 +122,9 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
         let duplicatePolicy: DuplicatePolicy
         /// A completion handler, waiting from the start.
         let waiter: Waiter?
+        /// Whether the task waits for one of the scheduler's slots: not a socket, which lives on once open
+        /// and would hold a slot from the requests to its host for as long.
+        var takesSlot = true
     }
 
     /// What registering a send came to.
@@ -206,11 +209,14 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
         let key = records.insert { key in
             handle = makeHandle(id, key)
             return Record(
-                id: id, key: key, sequence: lastSequence, host: submission.host, takesSlot: cached == nil,
+                id: id, key: key, sequence: lastSequence, host: submission.host,
+                takesSlot: cached == nil && submission.takesSlot,
                 deadline: submission.deadline, stallThreshold: submission.stallThreshold,
                 priority: submission.priority, life: .preparing(work: nil), handle: handle, meter: TaskMeter(at: now))
         }
-        let begins = cached == nil && scheduler.admit(key, host: submission.host, priority: submission.priority)
+        let begins =
+            cached == nil
+            && (!submission.takesSlot || scheduler.admit(key, host: submission.host, priority: submission.priority))
         let token = update(key) { record -> UInt32 in
             let token = record.newToken()
             // A caller that will wait counts from now (as one away, until it attaches): a joined caller that

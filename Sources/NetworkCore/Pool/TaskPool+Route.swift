@@ -91,7 +91,8 @@ extension TaskPool {
         let cached = admission.answer
         // A body that is not bytes in the request (a file) is only asked for where there can be one.
         let upload = request.httpBody == nil && request.httpMethod != nil ? try endpoint.upload(for: request) : .none
-        let deadline = endpoint.resourceTimeout ?? configuration.resourceTimeout
+        let longLived = delivery?.isLongLived == true
+        let deadline = longLived ? nil : endpoint.resourceTimeout ?? configuration.resourceTimeout
         if let deadline, !(deadline > 0 && deadline.isFinite) {
             throw .invalidEndpoint(
                 url: endpoint.urlString,
@@ -109,11 +110,12 @@ extension TaskPool {
             statusReader: endpoint.statusReader ?? configuration.statusReader, deadline: deadline,
             redactedURL: eventLogger == nil ? nil : Redactor.default.redact(request.url))
         let givenID = id?.isEmpty == false ? id : nil
-        let submission = State.Submission(
+        var submission = State.Submission(
             givenID: givenID, derivedID: givenID == nil ? TaskID.derive(from: request) : "",
             host: cached == nil ? origin ?? URLParts.origin(of: request.url) ?? "" : "", priority: endpoint.priority,
-            deadline: deadline, stallThreshold: configuration.stallThreshold, cached: cached,
+            deadline: deadline, stallThreshold: longLived ? nil : configuration.stallThreshold, cached: cached,
             duplicatePolicy: configuration.duplicatePolicy, waiter: waiter)
+        submission.takesSlot = !longLived
         let ownInterceptors = !endpointInterceptors.isEmpty
         let submitted = mutate { state, effects in
             state.submit(
@@ -224,7 +226,9 @@ extension TaskPool {
         }
         guard sending else { return }
         let events = TransportEvents(taskID: task.id, receiver: receiver, sampleDataFrom: receiver)
-        let control = configuration.transport.start(request, body: body, events: events)
+        let control =
+            task.plan.delivery?.start(request, body: body, events: events, on: configuration.transport)
+            ?? configuration.transport.start(request, body: body, events: events)
         // Kept by the state, which cancels it if the task ends (at once, if it has ended meanwhile).
         mutate { state, effects in
             state.transferAttached(task.key, attempt: attempt, hop: hop, control: control, into: &effects)
@@ -314,7 +318,7 @@ extension TaskPool {
     private func outcome(of answer: Answer, for task: DataTask) -> Outcome {
         switch answer.result {
         case .success(let (body, head)):
-            let written = configuration.validation.acceptableStatusCodes.contains(head.statusCode)
+            let written = accepts(head.statusCode, for: task)
             if written, task.plan.delivery?.endedMidElement == true {
                 // An event stream that ended in the middle of an event lost it: a lost connection, which a
                 // retry policy reconnects.
@@ -329,10 +333,19 @@ extension TaskPool {
                 statusReader: task.plan.statusReader, timing: answer.timing,
                 fileURL: written ? task.plan.delivery?.fileURL : nil)
             response = cacheResolved(response, of: task, request: answer.request)
+            if let accepted = task.plan.delivery?.accepts(status: head.statusCode) {
+                return accepted ? .success(response) : .failure(.httpStatus(response))
+            }
             return validate(response)
         case .failure(let error):
             return .failure(NetworkError.from(error, timeout: answer.request.timeoutInterval))
         }
+    }
+
+    /// Whether an answer with `status` is the task's: as its kind says (a socket's `101`), else as the
+    /// pool's validation does.
+    func accepts(_ status: Int, for task: DataTask) -> Bool {
+        task.plan.delivery?.accepts(status: status) ?? configuration.validation.acceptableStatusCodes.contains(status)
     }
 
     func validate(_ response: Response) -> Outcome {

@@ -64,7 +64,7 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Se
             return true  // its body is read and dropped, so that the connection can serve the next request
         }
         let length = response.expectedContentLength
-        if let delivery = task.plan.delivery, pool.configuration.validation.acceptableStatusCodes.contains(status) {
+        if let delivery = task.plan.delivery, pool.accepts(status, for: task) {
             do throws(NetworkError) {
                 try delivery.begin(response.httpResponse)
             } catch {
@@ -115,6 +115,28 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Se
             body.append(data)
         }
         return count(data)
+    }
+
+    /// A message arrived on the task's open socket: counted, then handed to its delivery.
+    func receive(message: WebSocketMessage) -> Bool {
+        guard !ended else { return false }
+        guard delivering, let delivery = task.plan.delivery else {
+            end(.failure(URLError(.badServerResponse)))
+            return false
+        }
+        guard counts(pool.received(message.byteCount, for: self)) else { return false }
+        do throws(NetworkError) {
+            try delivery.receive(message: message)
+        } catch {
+            end(.failure(error))
+            return false
+        }
+        return true
+    }
+
+    func receive(closeCode: WebSocketCloseCode, reason: String) {
+        guard !ended, delivering else { return }
+        task.plan.delivery?.receive(closeCode: closeCode, reason: reason)
     }
 
     /// Tells the pool that `data` arrived; whether the transfer still counts.

@@ -46,6 +46,14 @@ public protocol Transport: Sendable {
     /// transport with its timeout running. `nil` (the default) when the transport has no such limit or
     /// does not say: the pool then runs 6, the connections a browser opens to one host.
     var maximumRequestsPerHost: Int? { get }
+
+    /// Opens a WebSocket with `request` and reports to `events` until it closes; returns the connection to
+    /// send on. By default the transport refuses at once with ``WebSocketError/unsupported(transport:reason:)``
+    /// (see the extension's documentation for what a transport that opens sockets reports).
+    func startWebSocket(
+        _ request: URLRequest, options: WebSocketOptions, events: TransportEvents
+    )
+        -> any WebSocketConnection
 }
 
 extension Transport {

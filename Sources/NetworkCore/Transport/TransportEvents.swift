@@ -30,6 +30,11 @@ public protocol TransportReceiver: AnyObject, Sendable {
     /// transports NetworkCore ships never do: they report a redirect as the answer, and the pool follows
     /// it as the task's ``RedirectPolicy`` says.)
     func redirected(statusCode: Int, to url: URL?)
+    /// A whole message arrived on an open WebSocket. Returns `false` when the transfer is over. (By
+    /// default, a receiver takes no messages: it returns `false`.)
+    func receive(message: WebSocketMessage) -> Bool
+    /// The server's close frame arrived on an open WebSocket, with its code and reason; the end follows.
+    func receive(closeCode: WebSocketCloseCode, reason: String)
     /// The transfer ended with the whole answer.
     func finish()
     /// The transfer failed with `error`: a `URLError` for the network, `CancellationError` when cancelled.
@@ -39,6 +44,12 @@ public protocol TransportReceiver: AnyObject, Sendable {
 extension TransportReceiver {
     /// Passes the head on as an `HTTPURLResponse`, made from it.
     public func receive(head: ResponseHead) -> Bool { receive(head: head.httpResponse) }
+
+    /// Takes no messages: the transfer is over for this receiver.
+    public func receive(message: WebSocketMessage) -> Bool { false }
+
+    /// Ignores the close frame.
+    public func receive(closeCode: WebSocketCloseCode, reason: String) {}
 }
 
 /// Where a transport reports one transfer (see ``TransportReceiver``), and what it may know of the task:
@@ -112,6 +123,14 @@ public struct TransportEvents: Sendable {
 
     /// The transfer ended with the whole answer; without a head, it fails with `URLError(.badServerResponse)`.
     public func finish() { receiver.finish() }
+
+    /// Reports a whole message received on an open WebSocket; `false` when the transfer is over.
+    public func receive(message: WebSocketMessage) -> Bool { receiver.receive(message: message) }
+
+    /// Reports the server's close frame on an open WebSocket.
+    public func receive(closeCode: WebSocketCloseCode, reason: String) {
+        receiver.receive(closeCode: closeCode, reason: reason)
+    }
 
     /// The transfer failed with `error` (a `URLError` for the network, `CancellationError` when cancelled).
     public func fail(_ error: any Error) { receiver.fail(error) }

@@ -45,6 +45,15 @@ enum DocCommentContext {
         var baseURL: String { "https://logs.example.com" }
         var path: String { "tail" }
     }
+    enum Chat: Endpoint {
+        case room(String)
+        var baseURL: String { "wss://chat.example.com" }
+        var path: String {
+            switch self {
+            case .room(let name): "rooms/\(name)"
+            }
+        }
+    }
     enum Feed: Endpoint {
         case live
         var baseURL: String { "https://prices.example.com" }
@@ -631,5 +640,62 @@ extension DocCommentContext {
         #expect(request.query["page"] == "1")
         #expect(request.hasHeader("Authorization", "Bearer token"))
         // DOC Sources/NetworkCoreTesting/RecordedRequest.swift-END
+    }
+}
+
+// Sources/NetworkCore/Pool/Kinds/Socket/WebSocket.swift
+extension DocCommentContext {
+    static func webSocketReading(pool: TaskPool) async throws {
+        // DOC Sources/NetworkCore/Pool/Kinds/Socket/WebSocket.swift-BEGIN
+        let socket = try await pool.webSocket(Chat.room("swift"))
+        try await socket.send("hello")
+        for try await message in socket {
+            if case .text(let text) = message { print(text) }
+        }
+        // DOC Sources/NetworkCore/Pool/Kinds/Socket/WebSocket.swift-END
+    }
+}
+
+// Sources/NetworkCore/Pool/Kinds/Socket/TaskPool+WebSocket.swift
+extension DocCommentContext {
+    static func webSocketOpening(pool: TaskPool) async throws {
+        // DOC Sources/NetworkCore/Pool/Kinds/Socket/TaskPool+WebSocket.swift-BEGIN
+        let socket = try await pool.webSocket(Chat.room("swift"), id: "chat")
+        try await socket.send("hello")
+        pool.cancel(id: "chat")  // a close frame, 1001 going away
+        // DOC Sources/NetworkCore/Pool/Kinds/Socket/TaskPool+WebSocket.swift-END
+    }
+}
+
+// Sources/NetworkCore/Transport/WebSocket/WebSocketCloseCode.swift
+extension DocCommentContext {
+    static func webSocketCloseCode(socket: WebSocket) async throws {
+        // DOC Sources/NetworkCore/Transport/WebSocket/WebSocketCloseCode.swift-BEGIN
+        await socket.close(.normalClosure, reason: "done")
+        if socket.closeCode == .goingAway { print("the server is restarting") }
+        // DOC Sources/NetworkCore/Transport/WebSocket/WebSocketCloseCode.swift-END
+    }
+}
+
+// Sources/NetworkCore/Transport/WebSocket/WebSocketOptions.swift
+extension DocCommentContext {
+    static func webSocketOptions(pool: TaskPool) async throws {
+        // DOC Sources/NetworkCore/Transport/WebSocket/WebSocketOptions.swift-BEGIN
+        let socket = try await pool.webSocket(Chat.room("swift"), options: .init(subprotocols: ["chat.v2"], pingInterval: 15))
+        print(socket.subprotocol ?? "no subprotocol")
+        // DOC Sources/NetworkCore/Transport/WebSocket/WebSocketOptions.swift-END
+    }
+}
+
+// Sources/NetworkCore/Transport/WebSocket/WebSocketError.swift
+extension DocCommentContext {
+    static func webSocketError(socket: WebSocket) async throws {
+        // DOC Sources/NetworkCore/Transport/WebSocket/WebSocketError.swift-BEGIN
+        do {
+            for try await message in socket { print(message) }
+        } catch NetworkError.transport(let error as WebSocketError) {
+            print("the socket failed:", error)
+        }
+        // DOC Sources/NetworkCore/Transport/WebSocket/WebSocketError.swift-END
     }
 }

@@ -57,6 +57,28 @@ protocol Delivery: AnyObject, Sendable {
     /// The task has ended with `outcome`: nothing more comes. A stream tells its consumer; a download's
     /// partial file goes unless it was completed.
     func taskEnded(with outcome: DataTask.Outcome)
+
+    /// Hands a transfer of the task to the transport, through the transport's capability for this kind:
+    /// ``Transport/start(_:body:events:)`` for a request, ``Transport/startWebSocket(_:options:events:)``
+    /// for a socket.
+    func start(
+        _ request: URLRequest, body: RequestBody, events: TransportEvents, on transport: any Transport
+    )
+        -> any TransportControl
+
+    /// Whether an answer with `status` is this kind's (a socket's `101`), or `nil` to leave it to the
+    /// pool's validation, as for any request.
+    func accepts(status: Int) -> Bool?
+
+    /// Whether the task lives on once open (a socket): it takes none of the pool's slots, and has no
+    /// deadline and no stall check (the socket's keep-alive watches it).
+    var isLongLived: Bool { get }
+
+    /// A message arrived on an open socket; throws when it cannot be taken, which fails the transfer.
+    func receive(message: WebSocketMessage) throws(NetworkError)
+
+    /// The server's close frame arrived on an open socket.
+    func receive(closeCode: WebSocketCloseCode, reason: String)
 }
 
 extension Delivery {
@@ -71,4 +93,15 @@ extension Delivery {
     var endedMidElement: Bool { false }
     var fileURL: URL? { nil }
     func taskEnded(with outcome: DataTask.Outcome) {}
+    func start(
+        _ request: URLRequest, body: RequestBody, events: TransportEvents, on transport: any Transport
+    )
+        -> any TransportControl
+    {
+        transport.start(request, body: body, events: events)
+    }
+    func accepts(status: Int) -> Bool? { nil }
+    var isLongLived: Bool { false }
+    func receive(message: WebSocketMessage) throws(NetworkError) {}
+    func receive(closeCode: WebSocketCloseCode, reason: String) {}
 }

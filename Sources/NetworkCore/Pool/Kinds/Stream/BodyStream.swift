@@ -71,6 +71,12 @@ final class BodyStream<Decoder: ChunkDecoder>: Delivery, @unchecked Sendable {
     let unreadLimit: Int
     private let state: Locked<State>
 
+    /// A stream for elements of up to `elementLimit` bytes: paused at a megabyte unread, or a quarter of the
+    /// limit if that is less; failed past the limit.
+    convenience init(elementLimit: Int, decoder: Decoder) {
+        self.init(decoder: decoder, highWater: min(1 << 20, max(1, elementLimit / 4)), unreadLimit: elementLimit)
+    }
+
     /// A stream that pauses its transfer at `highWater` bytes unread, and fails it past `unreadLimit`.
     init(decoder: Decoder, highWater: Int = 1 << 20, unreadLimit: Int = .max) {
         state = Locked(State(decoder: decoder))
@@ -91,12 +97,24 @@ final class BodyStream<Decoder: ChunkDecoder>: Delivery, @unchecked Sendable {
     }
 
     func write(_ data: Data) throws(NetworkError) {
+        try take(data.count) { (decoder) throws(NetworkError) in try decoder.decode(data) }
+    }
+
+    /// An element made elsewhere (a socket's message, which its transport joined) arrived, of `bytes` bytes.
+    func deliver(_ element: Element, bytes: Int) throws(NetworkError) {
+        try take(bytes) { _ in [element] }
+    }
+
+    /// Takes the elements `decode` makes of `bytes` more bytes: the waiting consumer gets the first.
+    private func take(
+        _ bytes: Int, _ decode: (inout Decoder) throws(NetworkError) -> [Element]
+    ) throws(NetworkError) {
         let received = try state.withLock { (state) throws(NetworkError) -> Received in
-            let decoded = try state.decoder.decode(data)
+            let decoded = try decode(&state.decoder)
             guard !decoded.isEmpty else { return (nil, nil, nil) }
             // Bytes are counted against the element that completes with them.
             var elements = decoded.map { ($0, 0) }
-            elements[elements.count - 1].1 = data.count
+            elements[elements.count - 1].1 = bytes
             if let waiter = state.waiter, state.next == state.elements.count {
                 state.waiter = nil
                 let first = elements.removeFirst().0
@@ -222,15 +240,21 @@ final class OpenStream<Decoder: ChunkDecoder>: Sendable {
 
     /// Starts the endpoint's task with its body delivered to a stream decoded by the decoder `makeDecoder`
     /// makes for the element limit, and waits for the accepted head.
-    init(
+    convenience init(
         _ endpoint: some Endpoint, id: String?, pool: TaskPool, decoder makeDecoder: (_ elementLimit: Int) -> Decoder
     ) async throws(NetworkError) {
         let elementLimit = max(1, endpoint.maximumResponseBytes ?? pool.configuration.maximumResponseBytes)
-        // Paused at a megabyte unread, or a quarter of the limit if that is less; failed past the limit.
-        let body = BodyStream(
-            decoder: makeDecoder(elementLimit), highWater: min(1 << 20, max(1, elementLimit / 4)),
-            unreadLimit: elementLimit)
-        let sent = try pool.submit(endpoint, id: id, delivery: body)
+        let body = BodyStream(elementLimit: elementLimit, decoder: makeDecoder(elementLimit))
+        try await self.init(endpoint, id: id, pool: pool, body: body, delivery: body, elementLimit: elementLimit)
+    }
+
+    /// Starts the endpoint's task with `delivery`, whose elements go to `body`, and waits for the accepted
+    /// head.
+    init(
+        _ endpoint: some Endpoint, id: String?, pool: TaskPool, body: BodyStream<Decoder>, delivery: any Delivery,
+        elementLimit: Int
+    ) async throws(NetworkError) {
+        let sent = try pool.submit(endpoint, id: id, delivery: delivery)
         let task = sent.task
         if sent.begins { pool.beginAttempt(1, of: task) }
         let end: @Sendable (NetworkError) -> Void = { [weak pool] error in pool?.end(task, with: .failure(error)) }
@@ -249,6 +273,11 @@ final class OpenStream<Decoder: ChunkDecoder>: Sendable {
 
     /// Ends the task with `error`, unless it has ended.
     func end(with error: NetworkError) { end(error) }
+
+    /// Waits until the task has ended.
+    func ended() async {
+        for await _ in task.progressUpdates {}
+    }
 
     /// The next element, `nil` at the end; throws the task's ``NetworkError``.
     func next() async throws -> Decoder.Element? {

@@ -1,0 +1,294 @@
+import Foundation
+import Testing
+
+@testable import NetworkCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite("WebSocket frames: the rules a client applies to what a server sends")
+struct WebSocketFrameReaderTests {
+    typealias Frame = WebSocketFrameReader.Frame
+
+    /// Frames read in order by a reader that takes messages of up to 16 bytes, and what each called for.
+    struct Row: CustomStringConvertible, Sendable {
+        let name: String
+        let frames: [Frame]
+        let expected: [String]
+
+        var description: String { name }
+    }
+
+    static func text(_ text: String, fin: Bool = true, opcode: UInt8 = 1) -> Frame {
+        Frame(fin: fin, opcode: opcode, payload: Data(text.utf8))
+    }
+
+    static func bytes(_ bytes: [UInt8], fin: Bool = true, opcode: UInt8) -> Frame {
+        Frame(fin: fin, opcode: opcode, payload: Data(bytes))
+    }
+
+    static func close(_ code: UInt16, _ reason: [UInt8] = []) -> Frame {
+        bytes([UInt8(code >> 8), UInt8(code & 0xFF)] + reason, opcode: 8)
+    }
+
+    static let rows: [Row] = [
+        Row(name: "a text message in one frame", frames: [text("hello")], expected: ["text hello"]),
+        Row(
+            name: "a text message in three fragments, a ping between them",
+            frames: [
+                text("he", fin: false), bytes([1], opcode: 9), text("ll", fin: false, opcode: 0), text("o", opcode: 0),
+            ],
+            expected: ["none", "ping 1", "none", "text hello"]),
+        Row(name: "a binary message", frames: [bytes([0, 255, 7], opcode: 2)], expected: ["binary 3"]),
+        Row(name: "an empty text message", frames: [text("")], expected: ["text "]),
+        Row(name: "a pong", frames: [bytes([], opcode: 10)], expected: ["pong 0"]),
+        Row(
+            name: "a close with a code and a reason", frames: [close(1000, Array("bye".utf8))],
+            expected: ["close 1000 bye"]),
+        Row(name: "a close with no payload", frames: [bytes([], opcode: 8)], expected: ["close 1005 "]),
+        Row(name: "a close with an application's code", frames: [close(4999)], expected: ["close 4999 "]),
+        Row(
+            name: "a character split between fragments",
+            frames: [bytes([0xE2, 0x82], fin: false, opcode: 1), bytes([0xAC], opcode: 0)],
+            expected: ["none", "text €"]),
+        Row(
+            name: "a message of exactly the limit", frames: [bytes(Array(repeating: 1, count: 16), opcode: 2)],
+            expected: ["binary 16"]),
+        // Broken rules.
+        Row(
+            name: "a reserved bit", frames: [Frame(opcode: 1, reservedBits: 0b100, payload: Data())],
+            expected: ["fail 1002"]),
+        Row(
+            name: "a masked frame", frames: [Frame(opcode: 2, masked: true, payload: Data([1]))],
+            expected: ["fail 1002"]),
+        Row(name: "a reserved data opcode", frames: [bytes([], opcode: 3)], expected: ["fail 1002"]),
+        Row(name: "a reserved control opcode", frames: [bytes([], opcode: 0xB)], expected: ["fail 1002"]),
+        Row(name: "a fragmented ping", frames: [bytes([], fin: false, opcode: 9)], expected: ["fail 1002"]),
+        Row(
+            name: "a ping of 126 bytes", frames: [bytes(Array(repeating: 0, count: 126), opcode: 9)],
+            expected: ["fail 1002"]),
+        Row(name: "a continuation with no message begun", frames: [text("x", opcode: 0)], expected: ["fail 1002"]),
+        Row(
+            name: "a new message inside a fragmented one", frames: [text("a", fin: false), text("b")],
+            expected: ["none", "fail 1002"]),
+        Row(
+            name: "a message over the limit, in fragments",
+            frames: [
+                bytes(Array(repeating: 1, count: 10), fin: false, opcode: 2),
+                bytes(Array(repeating: 1, count: 7), opcode: 0),
+            ], expected: ["none", "fail 1009"]),
+        Row(
+            name: "text that is not UTF-8, refused at its first fragment",
+            frames: [bytes([0xCE, 0xBA, 0xFF], fin: false, opcode: 1)], expected: ["fail 1007"]),
+        Row(
+            name: "text that ends inside a character", frames: [bytes([0xE2, 0x82], opcode: 1)], expected: ["fail 1007"]
+        ),
+        Row(name: "a close with a 1-byte payload", frames: [bytes([3], opcode: 8)], expected: ["fail 1002"]),
+        Row(name: "a close with the code 1005, which is never sent", frames: [close(1005)], expected: ["fail 1002"]),
+        Row(name: "a close with the reserved code 2999", frames: [close(2999)], expected: ["fail 1002"]),
+        Row(name: "a close with the code 999", frames: [close(999)], expected: ["fail 1002"]),
+        Row(name: "a close whose reason is not UTF-8", frames: [close(1000, [0xC0, 0x80])], expected: ["fail 1007"]),
+        Row(
+            name: "every frame after a failure fails", frames: [bytes([], opcode: 3), text("fine")],
+            expected: ["fail 1002", "fail 1002"]),
+    ]
+
+    static func name(_ action: WebSocketFrameReader.Action) -> String {
+        switch action {
+        case .none: "none"
+        case .message(.text(let text)): "text \(text)"
+        case .message(.binary(let data)): "binary \(data.count)"
+        case .ping(let data): "ping \(data.count)"
+        case .pong(let data): "pong \(data.count)"
+        case .close(let code, let reason): "close \(code.rawValue) \(reason)"
+        case .fail(let code, _): "fail \(code.rawValue)"
+        }
+    }
+
+    @Test("each frame calls for what the rules say", arguments: rows)
+    func reads(_ row: Row) {
+        var reader = WebSocketFrameReader(maximumMessageBytes: 16)
+        #expect(row.frames.map { Self.name(reader.read($0)) } == row.expected)
+    }
+
+    @Test(
+        "UTF-8 is checked byte by byte across pieces: overlong forms, surrogates and code points past U+10FFFF are refused",
+        arguments: [
+            ([0x41, 0xC3, 0xA9], true), ([0xF0, 0x9F, 0x98, 0x80], true), ([0xEF, 0xBF, 0xBF], true),
+            ([0xF4, 0x8F, 0xBF, 0xBF], true), ([0xC0, 0x80], false), ([0xC1, 0xBF], false),
+            ([0xE0, 0x80, 0x80], false),
+            ([0xED, 0xA0, 0x80], false), ([0xF4, 0x90, 0x80, 0x80], false), ([0xF5], false), ([0x80], false),
+            ([0xE2, 0x28, 0xA1], false),
+        ] as [([UInt8], Bool)])
+    func utf8(_ bytes: [UInt8], valid: Bool) {
+        var whole = UTF8Validator()
+        #expect(whole.take(bytes, final: true) == valid)
+        // The same bytes one at a time say the same.
+        var piecewise = UTF8Validator()
+        var result = true
+        for (index, byte) in bytes.enumerated() where result {
+            result = piecewise.take([byte], final: index == bytes.count - 1)
+        }
+        #expect(result == valid)
+    }
+
+    @Test("a close frame's payload: the code, then the reason cut on a character's boundary to fit 125 bytes")
+    func closePayload() {
+        #expect(WebSocketFrameReader.closePayload(.goingAway, reason: "") == Data([0x03, 0xE9]))
+        let long = String(repeating: "é", count: 100)
+        let payload = WebSocketFrameReader.closePayload(.normalClosure, reason: long)
+        #expect(payload.count == 124)  // 2 + 61 × 2 bytes: a 62nd "é" would pass 125
+        #expect(String(data: payload.dropFirst(2), encoding: .utf8) == String(repeating: "é", count: 61))
+        #expect(WebSocketFrameReader.closePayload(.abnormalClosure, reason: "x").isEmpty)
+        var reader = WebSocketFrameReader(maximumMessageBytes: 16)
+        #expect(
+            Self.name(reader.read(Frame(opcode: 8, payload: payload)))
+                == "close 1000 \(String(repeating: "é", count: 61))")
+    }
+}
+
+@Suite("WebSocket tasks in the pool, over a transport the test drives")
+struct WebSocketPoolTests {
+    static let endpoint = TestEndpoint(baseURL: "wss://chat.example.com", path: "room")
+
+    /// A pool over a ``HoldingTransport`` with a socket the server has opened, as the transfer at 0.
+    static func openSocket(
+        _ configuration: TaskPool.Configuration = .init(), id: String? = nil
+    ) async throws -> (HoldingTransport, TaskPool, WebSocket) {
+        let transport = HoldingTransport()
+        var configuration = configuration
+        configuration.transport = transport
+        let pool = TaskPool(configuration: configuration)
+        let opening = immediately { try await pool.webSocket(Self.endpoint, id: id) }
+        transport.open(0)
+        return (transport, pool, try await opening.value)
+    }
+
+    @Test(
+        "an open socket is a task under its id; messages come in order; a send reaches the connection; a normal close ends both"
+    )
+    func openSendReceiveClose() async throws {
+        let transport = HoldingTransport()
+        let pool = TaskPool(configuration: .init(transport: transport))
+        let opening = immediately { try await pool.webSocket(Self.endpoint, id: "chat") }
+        #expect(transport.starts.count == 1)
+        #expect(transport.open(0, headers: ["Sec-WebSocket-Protocol": "chat.v2"]))
+        let socket = try await opening.value
+        #expect(socket.response.statusCode == 101)
+        #expect(socket.subprotocol == "chat.v2")
+        #expect(pool.task(id: "chat") === socket.task)
+        #expect(pool.activeTasks.map(\.id) == ["chat"])
+        try await socket.send("hello")
+        try await socket.send(Data([1, 2]))
+        #expect(transport.socket(0)?.sent == [.text("hello"), .binary(Data([1, 2]))])
+        #expect(transport.push(.text("one"), at: 0))
+        #expect(transport.push(.binary(Data([9])), at: 0))
+        transport.serverCloses(0, code: .normalClosure, reason: "bye")
+        var received: [WebSocketMessage] = []
+        for try await message in socket { received.append(message) }
+        #expect(received == [.text("one"), .binary(Data([9]))])
+        #expect(socket.closeCode == .normalClosure)
+        #expect(socket.closeReason == "bye")
+        #expect(socket.task.state == .completed)
+        #expect(socket.task.bytesReceived == 4)
+        #expect(pool.activeTasks.isEmpty)
+        await #expect(throws: NetworkError.self) { try await socket.send("late") }
+    }
+
+    @Test("cancel by id sends going away, ends the task cancelled once, and its reader throws cancelled")
+    func cancelByID() async throws {
+        let logger = InMemoryLogger()
+        let (transport, pool, socket) = try await Self.openSocket(.init(logger: logger), id: "live")
+        #expect(pool.cancel(id: "live"))
+        #expect(transport.socket(0)?.closes == ["1001 "])
+        #expect(transport.socket(0)?.cancels == 1)
+        do {
+            for try await _ in socket {}
+            Issue.record("the reader did not throw")
+        } catch {
+            #expect((error as? NetworkError)?.isCancelled == true)
+        }
+        #expect(logger.count(.cancelled) == 1)
+        #expect(logger.count(.finished) + logger.count(.failed) == 0)
+        #expect(pool.activeTasks.isEmpty)
+        #expect(!pool.cancel(id: "live"))
+    }
+
+    @Test("the caller's close waits for the server's answer; the task ends finished, its code the one sent")
+    func callerCloses() async throws {
+        let (transport, pool, socket) = try await Self.openSocket()
+        await socket.close(.normalClosure, reason: "done")
+        #expect(transport.socket(0)?.closes == ["1000 done"])
+        #expect(socket.task.state == .completed)
+        #expect(socket.closeCode == .normalClosure)
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test("a close by the server with another code fails the reader with that code")
+    func abnormalClose() async throws {
+        let (transport, pool, socket) = try await Self.openSocket()
+        transport.push(.text("last"), at: 0)
+        transport.serverCloses(0, code: .internalServerError, reason: "oops")
+        var iterator = socket.makeAsyncIterator()
+        #expect(try await iterator.next() == .text("last"))
+        do {
+            _ = try await iterator.next()
+            Issue.record("the reader did not throw")
+        } catch NetworkError.transport(let error as WebSocketError) {
+            #expect(error == .closed(.internalServerError, reason: "oops"))
+        }
+        #expect(socket.closeCode == .internalServerError)
+        #expect(socket.task.state == .failed)
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test("an open socket takes no slot: with one task per host, a request to its host runs beside it")
+    func takesNoSlot() async throws {
+        let (transport, pool, socket) = try await Self.openSocket(.init(maximumTasksPerHost: 1), id: "socket")
+        let request = immediately {
+            try await pool.send(TestEndpoint(baseURL: "https://chat.example.com", path: "history"), id: "history")
+        }
+        #expect(transport.starts.count == 2)
+        #expect(pool.task(id: "history")?.phase == .sending)
+        transport.answer(at: 1)
+        #expect(try await request.value.statusCode == 200)
+        #expect(socket.task.state == .running)
+        pool.cancelAll()
+    }
+
+    @Test("an opening answered with another status fails as that status, with its body; nothing is left open")
+    func refusedOpening() async throws {
+        let transport = HoldingTransport()
+        let pool = TaskPool(configuration: .init(transport: transport))
+        let opening = immediately { try await pool.webSocket(Self.endpoint, id: "denied") }
+        transport.answer(.json(#"{"error":"no"}"#, statusCode: 403), at: 0)
+        do {
+            _ = try await opening.value
+            Issue.record("the opening did not fail")
+        } catch NetworkError.httpStatus(let response) {
+            #expect(response.statusCode == 403)
+            #expect(String(decoding: response.body, as: UTF8.self) == #"{"error":"no"}"#)
+        }
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test("a transport without sockets refuses at once, naming itself and the transport that opens them")
+    func refusedByTransport() async {
+        let pool = TaskPool(configuration: .init(transport: StubTransport { _, _ in .json("{}") }))
+        do {
+            _ = try await pool.webSocket(Self.endpoint)
+            Issue.record("the opening did not fail")
+        } catch NetworkError.transport(let error as WebSocketError) {
+            guard case .unsupported(let transport, _) = error else {
+                Issue.record("not unsupported: \(error)")
+                return
+            }
+            #expect(transport == "StubTransport")
+            #expect(error.description.contains("NIOTransport"))
+        } catch {
+            Issue.record("another error: \(error)")
+        }
+        #expect(pool.activeTasks.isEmpty)
+    }
+}
