@@ -123,10 +123,26 @@ final class ConnectionPool: Sendable {
     }
 
     private func connect(to origin: Origin, timeout: TimeAmount, transfer: Transfer) async throws -> Connection {
+        let decompression = configuration.decompression
+        let channel = try await connect(to: origin, timeout: timeout, transfer: transfer) { pipeline in
+            try pipeline.addHTTPClientHandlers()
+            if decompression { try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .none)) }
+            try pipeline.addHandler(ExchangeHandler())
+        }
+        channel.closeFuture.whenComplete { [weak self] _ in self?.forget(channel) }
+        return Connection(channel: channel, origin: origin)
+    }
+
+    /// A new connection to `origin`, made within `timeout` and adopted by `transfer`, its TLS handshake done,
+    /// with the handlers `configure` adds after TLS. Never kept among the idle ones.
+    func connect(
+        to origin: Origin, timeout: TimeAmount, transfer: Transfer,
+        configure: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
+    ) async throws -> any Channel {
+        guard !state.withLockedValue({ $0.shutDown }) else { throw TransportShutDown() }
         let tls = origin.secure ? try tlsContext() : nil
         // Server Name Indication and the certificate's name check take a host name, never an address.
         let serverName = (try? SocketAddress(ipAddress: origin.host, port: 0)) == nil ? origin.host : nil
-        let decompression = configuration.decompression
         let largest = max(configuration.maximumReadSize, 1 << 14)
         // The TLS handshake of each connection tried (more than one when a host has several addresses).
         let handshakes = NIOLockedValueBox<[ObjectIdentifier: EventLoopFuture<Void>]>([:])
@@ -146,9 +162,7 @@ final class ConnectionPool: Sendable {
                         handshakes.withLockedValue { $0[ObjectIdentifier(channel)] = handshake.futureResult }
                         try pipeline.addHandler(HandshakeWaiter(handshake: handshake))
                     }
-                    try pipeline.addHTTPClientHandlers()
-                    if decompression { try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .none)) }
-                    try pipeline.addHandler(ExchangeHandler())
+                    try configure(pipeline)
                 }
             }
             .connect(host: origin.host, port: origin.port).get()
@@ -161,8 +175,7 @@ final class ConnectionPool: Sendable {
                 throw error
             }
         }
-        channel.closeFuture.whenComplete { [weak self] _ in self?.forget(channel) }
-        return Connection(channel: channel, origin: origin)
+        return channel
     }
 
     private func tlsContext() throws -> NIOSSLContext {

@@ -70,7 +70,7 @@ public final class NIOTransport: Transport {
 
     /// How this transport connects and reads.
     public let configuration: Configuration
-    private let connections: ConnectionPool
+    let connections: ConnectionPool
 
     /// Creates a transport whose connections run on `eventLoopGroup` (SwiftNIO's shared group, one
     /// thread per core, unless told otherwise). The group is not the transport's: it stays up after

@@ -273,10 +273,12 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
     }
 
     /// The ended tasks' ends have been performed (logged, their deliveries told): a caller that came
-    /// meanwhile, finding the task ended, was held (``attach(_:token:to:)``) and is resumed now, so that
-    /// no caller sees an ended task before its end's effects are done.
+    /// meanwhile, finding the task ended, was held (``attach(_:token:to:)``) and is resumed now, and a
+    /// progress stream begun meanwhile ends now, so that no one sees an ended task before its end's
+    /// effects are done.
     mutating func settled(
-        _ ended: InlineFirstList<(key: TaskKey, handle: Handle, outcome: Outcome)>, into effects: inout Effects
+        _ ended: InlineFirstList<(key: TaskKey, handle: Handle, outcome: Outcome)>, at now: UInt64,
+        into effects: inout Effects
     ) {
         for (key, _, outcome) in ended {
             update(key) { record in
@@ -285,6 +287,11 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
                     if let waiter = entry.waiter { effects.resumes.append((waiter, outcome)) }
                 }
                 record.waiters = InlineFirstList()
+                if !record.observers.isEmpty {
+                    effects.tell(
+                        Progress(observers: record.observers, value: record.meter.progress(at: now), finish: true))
+                    record.observers = []
+                }
             }
         }
     }
@@ -469,7 +476,8 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
     ) -> (TransferProgress, ended: Bool) {
         update(key) { record in
             let progress = record.meter.progress(at: now)
-            if record.hasEnded { return (progress, true) }
+            // A task whose end is still being performed ends the stream once it is settled.
+            if record.hasEnded, !record.settling { return (progress, true) }
             record.observers.append(continuation)
             return (progress, false)
         } ?? (TransferProgress(), true)

@@ -235,7 +235,10 @@ public final class TaskPool: Sendable {
             // With events to log, the timer is armed once they are (`perform`): fired first, it could act on
             // another thread (a retry's next attempt) and log what follows before them.
             if let time = effects.timer, !effects.hasLogEntries { arm(for: time) }
-            if effects.hasProgress { for case .progress(let progress) in effects.others { tell(progress) } }
+            // A task's last progress, which ends its streams, is told once its end is performed (`perform`).
+            if effects.hasProgress {
+                for case .progress(let progress) in effects.others where !progress.finish { tell(progress) }
+            }
             return result
         }
         if !effects.isEmpty { perform(effects) }
@@ -277,8 +280,12 @@ public final class TaskPool: Sendable {
         var settled = State.Effects()
         if !effects.ended.isEmpty {
             for (_, handle, outcome) in effects.ended { handle.plan.delivery?.taskEnded(with: outcome) }
-            state.withLock { $0.settled(effects.ended, into: &settled) }
+            state.withLock { $0.settled(effects.ended, at: MonotonicClock.now(), into: &settled) }
         }
+        if effects.hasProgress {
+            for case .progress(let progress) in effects.others where progress.finish { tell(progress) }
+        }
+        for case .progress(let progress) in settled.others { tell(progress) }
         for case .begin(let begin) in effects.others { beginAttempt(begin.attempt, of: begin.handle) }
         for (waiter, outcome) in effects.resumes { waiter.resume(outcome) }
         for (waiter, outcome) in settled.resumes { waiter.resume(outcome) }

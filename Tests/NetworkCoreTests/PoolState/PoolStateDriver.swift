@@ -115,10 +115,11 @@ struct PoolStateDriver {
         if holdsSettling {
             for entry in effects.ended { unsettled.append(entry) }
         } else {
-            state.settled(effects.ended, into: &settled)
+            state.settled(effects.ended, at: now, into: &settled)
         }
         for (waiter, outcome) in effects.resumes { resumes[waiter.name, default: []].append(Self.name(outcome)) }
         for (waiter, outcome) in settled.resumes { resumes[waiter.name, default: []].append(Self.name(outcome)) }
+        for progress in settled.progress { progressTold.append((progress.value, progress.finish)) }
         for work in effects.stops { work.stop() }
         for begin in effects.begins { begun.append("\(begin.handle.id)#\(begin.attempt)") }
         if let time = effects.timer { armed = time }
@@ -129,9 +130,10 @@ struct PoolStateDriver {
     /// performed, and records whom that resumed.
     mutating func settle() {
         var effects = State.Effects()
-        state.settled(unsettled, into: &effects)
+        state.settled(unsettled, at: now, into: &effects)
         unsettled = InlineFirstList()
         for (waiter, outcome) in effects.resumes { resumes[waiter.name, default: []].append(Self.name(outcome)) }
+        for progress in effects.progress { progressTold.append((progress.value, progress.finish)) }
     }
 
     /// Runs a transfer's report, as the pool does, and records the progress it told.

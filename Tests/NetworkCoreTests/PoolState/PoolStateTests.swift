@@ -129,8 +129,15 @@ struct PoolStateRegistryTests {
         driver.attach("caller", token: token, to: key)
         #expect(driver.resumes["caller"] == nil, "resumed before the end was performed")
         #expect(driver.record(key)?.settling == true)
+        // A progress stream begun now ends with the settling too, not before.
+        let (_, observer) = AsyncStream<TransferProgress>.makeStream()
+        #expect(driver.state.observe(key, with: observer, at: driver.now).ended == false)
+        let told = driver.progressTold.count
         driver.settle()
         #expect(driver.resumes["caller"] == [early.outcome])
+        #expect(driver.progressTold.count == told + 1)
+        #expect(driver.progressTold.last?.finish == true)
+        #expect(driver.state.observe(key, with: observer, at: driver.now).ended == true)
         #expect(driver.record(key)?.settling == false)
         #expect(driver.record(key)?.waiters.isEmpty == true)
         driver.attach("late", token: token, to: key)

@@ -1,0 +1,441 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOWebSocket
+import NetworkCore
+import NetworkCoreNIOSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension NIOTransport {
+    /// Opens a WebSocket on a connection of its own (never one kept for requests): the opening request
+    /// with `Upgrade: websocket`, its answer checked (`Sec-WebSocket-Accept`, the subprotocol), then
+    /// frames both ways with SwiftNIO's frame codec and NetworkCore's ``WebSocketFrameReader``. An answer
+    /// other than `101` is reported as any answer, with its body. The request's `timeoutInterval` bounds
+    /// connecting and the wait for the answer.
+    public func startWebSocket(
+        _ request: URLRequest, options: WebSocketOptions, events: TransportEvents
+    ) -> any WebSocketConnection {
+        let socket = SocketConnection(options: options, events: events)
+        socket.transfer.attach(
+            Task { [self] in
+                do {
+                    try await open(request, socket: socket)
+                } catch {
+                    socket.failOpening(FailureTranslation.translate(error, cancelled: socket.transfer.isCancelled))
+                }
+            })
+        return socket
+    }
+
+    private func open(_ request: URLRequest, socket: SocketConnection) async throws {
+        guard let url = request.url, let target = Target(webSocket: url) else { throw Self.unusable(request.url) }
+        var head = try Self.head(of: request, target: target, body: .none)
+        let offered = socket.options.subprotocols
+        if !offered.isEmpty {
+            head.headers.replaceOrAdd(name: "Sec-WebSocket-Protocol", value: offered.joined(separator: ", "))
+        }
+        let timeout = Self.timeout(of: request)
+        let limit = socket.options.maximumMessageBytes ?? Int(UInt32.max)
+        let channel = try await connections.connect(
+            to: target.origin, timeout: timeout ?? .seconds(60), transfer: socket.transfer
+        ) { pipeline in
+            let encoder = HTTPRequestEncoder()
+            let decoder = ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes))
+            let upgrader = NIOWebSocketClientUpgrader(
+                maxFrameSize: min(max(limit, 125), Int(UInt32.max)), automaticErrorHandling: false
+            ) { channel, response in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        SocketHandler(socket: socket, response: response, url: url, offered: offered))
+                }
+            }
+            let upgrade = NIOHTTPClientUpgradeHandler(
+                upgraders: [upgrader], httpHandlers: [encoder, decoder],
+                upgradeCompletionHandler: { context in
+                    context.channel.pipeline.syncOperations.removeHandler(name: OpeningReader.name, promise: nil)
+                })
+            try pipeline.addHandler(encoder)
+            try pipeline.addHandler(decoder)
+            try pipeline.addHandler(upgrade)
+            try pipeline.addHandler(OpeningReader(socket: socket, url: url), name: OpeningReader.name)
+        }
+        guard socket.transfer.attach(channel) else {
+            channel.close(promise: nil)
+            throw CancellationError()
+        }
+        socket.opening(on: channel, timeout: timeout)
+        // Both parts in one turn of the connection's loop: the answer, read in between, would begin the
+        // upgrade while the request's end is still to be written.
+        let opening = head
+        try await channel.eventLoop.flatSubmit {
+            channel.write(HTTPClientRequestPart.head(opening), promise: nil)
+            return channel.writeAndFlush(HTTPClientRequestPart.end(nil))
+        }.get()
+    }
+}
+
+extension Target {
+    /// Where a WebSocket's opening request goes: `ws` as `http`, `wss` as `https`.
+    init?(webSocket url: URL) {
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        switch components?.scheme?.lowercased() {
+        case "ws": components?.scheme = "http"
+        case "wss": components?.scheme = "https"
+        default: break
+        }
+        guard let plain = components?.url else { return nil }
+        self.init(plain)
+    }
+}
+
+/// One WebSocket of ``NIOTransport``: the pool's handle to send, close and cancel, and the state its
+/// connection's handler reports to. Its end is reported to the pool once, whichever way it comes.
+final class SocketConnection: WebSocketConnection {
+    let options: WebSocketOptions
+    let events: TransportEvents
+    /// The Swift task that connects, and the connection once made: a cancel stops either.
+    let transfer = Transfer()
+    private struct State {
+        var channel: (any Channel)?
+        var open = false
+        var closing = false
+        var ended = false
+        var handler: NIOLoopBound<SocketHandler>?
+    }
+    private let state = NIOLockedValueBox(State())
+
+    init(options: WebSocketOptions, events: TransportEvents) {
+        self.options = options
+        self.events = events
+    }
+
+    /// The connection is made and the opening request about to go: a deadline for its answer.
+    func opening(on channel: any Channel, timeout: TimeAmount?) {
+        state.withLockedValue { $0.channel = channel }
+        guard let timeout else { return }
+        channel.eventLoop.scheduleTask(in: timeout) { [weak self] in
+            guard let self, !state.withLockedValue({ $0.open || $0.ended }) else { return }
+            end(.failure(URLError(.timedOut)))
+            channel.close(promise: nil)
+        }
+    }
+
+    /// The socket is open: its handler takes the frames.
+    func opened(_ handler: NIOLoopBound<SocketHandler>) {
+        state.withLockedValue {
+            $0.open = true
+            $0.handler = handler
+        }
+    }
+
+    /// The opening failed before any answer (or the answer was refused): reported once.
+    func failOpening(_ error: any Error) {
+        end(.failure(error))
+        state.withLockedValue { $0.channel }?.close(promise: nil)
+    }
+
+    /// Reports the end once: `finish()` after a closing handshake, `fail` otherwise. Returns whether this
+    /// call ended it.
+    @discardableResult
+    func end(_ result: Result<Void, any Error>) -> Bool {
+        let first = state.withLockedValue { state -> Bool in
+            defer { state.ended = true }
+            return !state.ended
+        }
+        guard first else { return false }
+        switch result {
+        case .success: events.finish()
+        case .failure(let error): events.fail(error)
+        }
+        return true
+    }
+
+    func send(_ message: WebSocketMessage) async throws {
+        let (channel, closing) = state.withLockedValue { ($0.channel, $0.closing || $0.ended || !$0.open) }
+        guard let channel, !closing else { throw WebSocketError.notOpen }
+        let frame: WebSocketFrame
+        switch message {
+        case .text(let text):
+            frame = WebSocketFrame(
+                fin: true, opcode: .text, maskKey: .random(), data: channel.allocator.buffer(string: text))
+        case .binary(let data):
+            frame = WebSocketFrame(
+                fin: true, opcode: .binary, maskKey: .random(), data: channel.allocator.buffer(bytes: data))
+        }
+        do {
+            try await channel.writeAndFlush(frame)
+        } catch {
+            throw state.withLockedValue({ $0.closing || $0.ended }) ? WebSocketError.notOpen : error
+        }
+    }
+
+    func close(_ code: WebSocketCloseCode, reason: String) {
+        let handler = state.withLockedValue { state -> NIOLoopBound<SocketHandler>? in
+            guard !state.closing else { return nil }
+            state.closing = true
+            return state.handler
+        }
+        guard let handler else { return }
+        handler.eventLoop.execute { handler.value.close(code, reason: reason, thenDrop: false) }
+    }
+
+    /// The task ended (cancelled, or past its deadline): a close frame going away, then the connection
+    /// dropped. Before the socket is open, the connecting stops.
+    func cancel() {
+        let handler = state.withLockedValue { state -> NIOLoopBound<SocketHandler>? in
+            state.closing = true
+            return state.handler
+        }
+        guard let handler else { return transfer.cancel() }
+        handler.eventLoop.execute { handler.value.close(.goingAway, reason: "", thenDrop: true) }
+    }
+
+    func pauseReceiving() {
+        _ = state.withLockedValue { $0.channel }?.setOption(ChannelOptions.autoRead, value: false)
+    }
+
+    func resumeReceiving() {
+        guard let channel = state.withLockedValue({ $0.channel }) else { return }
+        channel.setOption(ChannelOptions.autoRead, value: true).whenSuccess { channel.read() }
+    }
+}
+
+/// Reads the answer to the opening request when it is not an upgrade: reported as any answer, with its
+/// body, then the connection closes. Leaves the pipeline once the upgrade is done.
+final class OpeningReader: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    static let name = "NetworkCore.OpeningReader"
+    private let socket: SocketConnection
+    private let url: URL
+    private var refused: String?
+    private var reading = true
+
+    init(socket: SocketConnection, url: URL) {
+        self.socket = socket
+        self.url = url
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard reading else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            if let refused {
+                reading = false
+                socket.failOpening(WebSocketError.upgradeRefused(refused))
+                return
+            }
+            let status = Int(head.status.code)
+            let fields = ResponseHead(status: status, version: head.version, headers: head.headers, url: url)
+            if !socket.events.receive(head: fields) { stop(context) }
+        case .body(let body):
+            if !socket.events.receive(body: Data(sharing: body)) { stop(context) }
+        case .end:
+            reading = false
+            socket.end(.success(()))
+            context.close(promise: nil)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let error = error as? NIOHTTPClientUpgradeError, error == .upgraderDeniedUpgrade {
+            refused = "its Sec-WebSocket-Accept does not answer the request's key"
+            return
+        }
+        reading = false
+        socket.failOpening(FailureTranslation.translate(error, cancelled: socket.transfer.isCancelled))
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if reading { socket.failOpening(URLError(.networkConnectionLost)) }
+        reading = false
+        context.fireChannelInactive()
+    }
+
+    private func stop(_ context: ChannelHandlerContext) {
+        reading = false
+        context.close(promise: nil)
+    }
+}
+
+/// An open socket's frames on its connection's event loop: the server's read by a ``WebSocketFrameReader``
+/// (pings answered, messages passed to the pool, rules enforced with a close frame), the keep-alive, and
+/// the closing handshake either way.
+final class SocketHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    private let socket: SocketConnection
+    private let response: HTTPResponseHead
+    private let url: URL
+    private let offered: [String]
+    private var reader: WebSocketFrameReader
+    private var context: ChannelHandlerContext?
+    /// What ends the socket once the connection closes: set by the closing handshake or a failure;
+    /// a connection lost with none set is an abnormal closure.
+    private var outcome: Result<Void, any Error>?
+    private var sentClose = false
+    private var dropAfterClose = false
+    private var heard = false
+    private var keepAlive: RepeatedTask?
+    private var pongDeadline: Scheduled<Void>?
+    private var closeDeadline: Scheduled<Void>?
+
+    init(socket: SocketConnection, response: HTTPResponseHead, url: URL, offered: [String]) {
+        self.socket = socket
+        self.response = response
+        self.url = url
+        self.offered = offered
+        reader = WebSocketFrameReader(maximumMessageBytes: socket.options.maximumMessageBytes ?? .max)
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        let chosen = response.headers.first(name: "Sec-WebSocket-Protocol")
+        if let chosen, !offered.contains(chosen) {
+            outcome = .failure(
+                WebSocketError.upgradeRefused("the server chose the subprotocol \(chosen), which was not offered"))
+            socket.end(outcome!)
+            context.close(promise: nil)
+            return
+        }
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        socket.opened(bound)
+        let head = ResponseHead(status: 101, version: response.version, headers: response.headers, url: url)
+        guard socket.events.receive(head: head) else {
+            close(.goingAway, reason: "", thenDrop: true)
+            return
+        }
+        if let interval = socket.options.pingInterval, interval > 0 {
+            let every = TimeAmount.nanoseconds(Int64(interval * 1e9))
+            keepAlive = context.eventLoop.scheduleRepeatedTask(initialDelay: every, delay: every) { _ in
+                bound.value.keepAliveTick()
+            }
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        heard = true
+        let read = WebSocketFrameReader.Frame(
+            fin: frame.fin, opcode: UInt8(webSocketOpcode: frame.opcode),
+            reservedBits: (frame.rsv1 ? 4 : 0) | (frame.rsv2 ? 2 : 0) | (frame.rsv3 ? 1 : 0),
+            masked: frame.maskKey != nil, payload: Data(sharing: frame.unmaskedData))
+        switch reader.read(read) {
+        case .none:
+            break
+        case .message(let message):
+            guard outcome == nil else { return }
+            if !socket.events.receive(message: message) { close(.goingAway, reason: "", thenDrop: true) }
+        case .ping(let payload):
+            guard !sentClose else { return }
+            write(.pong, Data(payload))
+        case .pong:
+            pongDeadline?.cancel()
+            pongDeadline = nil
+        case .close(let code, let reason):
+            socket.events.receive(closeCode: code, reason: reason)
+            if outcome == nil {
+                let normal = code == .normalClosure || code == .goingAway || code == .noStatusReceived
+                outcome = normal ? .success(()) : .failure(WebSocketError.closed(code, reason: reason))
+            }
+            if !sentClose {
+                // Echo the code, as RFC 6455 §5.5.1 asks, then the server closes the connection.
+                sentClose = true
+                write(.connectionClose, WebSocketFrameReader.closePayload(code, reason: ""))
+            }
+            context.close(promise: nil)
+        case .fail(let code, let detail):
+            fail(code, detail, context: context)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let error = error as? NIOWebSocketError {
+            switch error {
+            case .invalidFrameLength:
+                fail(.messageTooBig, "a frame of over \(reader.maximumMessageBytes) bytes", context: context)
+            default:
+                fail(.protocolError, "\(error)", context: context)
+            }
+            return
+        }
+        // A reset or a failed read is a connection lost without a close frame, as a plain close is.
+        if outcome == nil {
+            let detail = FailureTranslation.translate(error, cancelled: false).localizedDescription
+            outcome = .failure(WebSocketError.closed(.abnormalClosure, reason: "the connection was lost: \(detail)"))
+        }
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        keepAlive?.cancel()
+        pongDeadline?.cancel()
+        closeDeadline?.cancel()
+        socket.end(outcome ?? .failure(WebSocketError.closed(.abnormalClosure, reason: "the connection was lost")))
+        context.fireChannelInactive()
+    }
+
+    /// Sends a close frame with `code` and waits for the server's (or drops the connection at once when
+    /// `thenDrop`, as a cancel does), the connection closed after the close timeout at the latest.
+    func close(_ code: WebSocketCloseCode, reason: String, thenDrop: Bool) {
+        guard let context, context.channel.isActive else { return }
+        if !sentClose {
+            sentClose = true
+            write(.connectionClose, WebSocketFrameReader.closePayload(code, reason: reason))
+        }
+        if thenDrop {
+            dropAfterClose = true
+            context.close(promise: nil)
+            return
+        }
+        guard closeDeadline == nil else { return }
+        let wait = TimeAmount.nanoseconds(Int64(max(0, socket.options.closeTimeout) * 1e9))
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        closeDeadline = context.eventLoop.scheduleTask(in: wait) {
+            let handler = bound.value
+            if handler.outcome == nil { handler.outcome = .success(()) }
+            handler.context?.close(promise: nil)
+        }
+    }
+
+    /// The server broke a rule: a close frame with `code`, the connection dropped, the socket failed.
+    private func fail(_ code: WebSocketCloseCode, _ detail: String, context: ChannelHandlerContext) {
+        if outcome == nil {
+            outcome = .failure(
+                code == .messageTooBig
+                    ? NetworkError.responseTooLarge(limit: reader.maximumMessageBytes)
+                    : WebSocketError.protocolViolation(code, detail))
+        }
+        if !sentClose {
+            sentClose = true
+            write(.connectionClose, WebSocketFrameReader.closePayload(code, reason: ""))
+        }
+        context.close(promise: nil)
+    }
+
+    /// Every ping interval: a silent connection gets a ping, and must answer within the pong timeout.
+    private func keepAliveTick() {
+        guard let context, pongDeadline == nil, !sentClose else { return }
+        defer { heard = false }
+        guard !heard else { return }
+        write(.ping, Data("networkcore".utf8))
+        let timeout = socket.options.pongTimeout
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        pongDeadline = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(max(0, timeout) * 1e9))) {
+            let handler = bound.value
+            if handler.outcome == nil { handler.outcome = .failure(WebSocketError.pongTimeout(seconds: timeout)) }
+            handler.context?.close(promise: nil)
+        }
+    }
+
+    private func write(_ opcode: WebSocketOpcode, _ payload: Data) {
+        guard let context else { return }
+        let frame = WebSocketFrame(
+            fin: true, opcode: opcode, maskKey: .random(), data: context.channel.allocator.buffer(bytes: payload))
+        context.writeAndFlush(wrapOutboundOut(frame), promise: nil)
+    }
+}

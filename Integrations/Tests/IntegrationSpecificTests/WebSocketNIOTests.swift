@@ -1,0 +1,333 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NetworkCore
+import NetworkCoreNIO
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The servers of `Scripts/websocket-peers.py` on 127.0.0.1, run by the Python that `Scripts/test` names in
+/// `NETWORKCORE_PYTHON` (a virtual environment with the `websockets` package): `real` is that package's
+/// server, `hostile` one of ours that breaks the protocol. Stopped by its PID when the test is done.
+final class WebSocketPeers: @unchecked Sendable {  // immutable once started
+    static let python = ProcessInfo.processInfo.environment["NETWORKCORE_PYTHON"]
+    static var isAvailable: Bool { python != nil }
+
+    let real: Int
+    let hostile: Int
+    private let process: Process
+    private let input: Pipe
+
+    init() throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
+                "Scripts/websocket-peers.py")
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: try #require(Self.python))
+        process.arguments = [script.path]
+        input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        // Its two lines, read on a thread of its own, waited for at most 30 s.
+        let lines = NIOLockedValueBox<[String]>([])
+        let ready = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            var text = ""
+            while text.filter({ $0 == "\n" }).count < 2 {
+                let data = output.fileHandleForReading.availableData
+                if data.isEmpty { break }
+                text += String(decoding: data, as: UTF8.self)
+            }
+            lines.withLockedValue { $0 = text.split(separator: "\n").map(String.init) }
+            ready.signal()
+        }
+        if ready.wait(timeout: .now() + 30) == .timedOut { process.terminate() }
+        let ports = Dictionary(
+            uniqueKeysWithValues: lines.withLockedValue { $0 }.compactMap { line -> (String, Int)? in
+                let parts = line.split(separator: " ")
+                guard parts.count == 2, let port = Int(parts[1]) else { return nil }
+                return (String(parts[0]), port)
+            })
+        real = try #require(ports["real"])
+        hostile = try #require(ports["hostile"])
+    }
+
+    deinit {
+        try? input.fileHandleForWriting.close()
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        process.waitUntilExit()
+    }
+
+    func real(_ path: String) -> String { "ws://127.0.0.1:\(real)\(path)" }
+    func hostile(_ path: String) -> String { "ws://127.0.0.1:\(hostile)\(path)" }
+}
+
+/// A socket endpoint at a full URL.
+struct SocketEndpoint: Endpoint {
+    let url: String
+    var timeout: TimeInterval?
+    var baseURL: String { url }
+    var path: String { "" }
+}
+
+/// Renews a rejected token with "good", counting its renewals.
+struct TokenAuthenticator: Authenticator {
+    let renewals = Counter()
+    func apply(_ credential: String, to request: inout URLRequest) {
+        request.setValue("Bearer \(credential)", forHTTPHeaderField: "Authorization")
+    }
+    func isRequest(_ request: URLRequest, authenticatedWith credential: String) -> Bool {
+        request.value(forHTTPHeaderField: "Authorization") == "Bearer \(credential)"
+    }
+    func refresh(_ credential: String?) async throws -> String {
+        renewals.increment()
+        return "good"
+    }
+}
+
+@Suite(
+    "WebSockets over NIOTransport, against the websockets package's server and hostile ones",
+    .enabled(if: WebSocketPeers.isAvailable || ProcessInfo.processInfo.environment["CI"] == "true"))
+struct WebSocketNIOTests {
+    let transport = NIOTransport()
+
+    func pool(logger: InMemoryLogger? = nil, interceptors: [any RequestInterceptor] = []) -> TaskPool {
+        TaskPool(configuration: .init(transport: transport, logger: logger, interceptors: interceptors))
+    }
+
+    @Test("text and binary are echoed whole, up to the size limit, a message of 1 MiB among them")
+    func echo() async throws {
+        let peers = try WebSocketPeers()
+        let pool = pool()
+        let socket = try await pool.webSocket(SocketEndpoint(url: peers.real("/echo")))
+        let large = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let sent: [WebSocketMessage] = [.text("héllo"), .binary(Data([0, 255])), .text(""), .binary(large)]
+        for message in sent { try await socket.send(message) }
+        var iterator = socket.makeAsyncIterator()
+        var received: [WebSocketMessage] = []
+        for _ in sent { received.append(try #require(try await iterator.next())) }
+        #expect(received == sent)
+        await socket.close()
+        #expect(socket.task.state == .completed)
+        #expect(socket.closeCode == .normalClosure)
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test("10,000 messages each way, none lost or reordered")
+    func manyMessages() async throws {
+        let peers = try WebSocketPeers()
+        let pool = pool()
+        let socket = try await pool.webSocket(SocketEndpoint(url: peers.real("/count/10000")))
+        let reader = Task {
+            var iterator = socket.makeAsyncIterator()
+            var order: [String] = []
+            for _ in 0..<20_000 {
+                guard case .text(let text)? = try await iterator.next() else { break }
+                order.append(text)
+            }
+            return order
+        }
+        for index in 0..<10_000 { try await socket.send("echo \(index)") }
+        let order = try await reader.value
+        #expect(order.count == 20_000)
+        #expect(order.prefix(10_000) == ArraySlice((0..<10_000).map(String.init)))
+        #expect(order.suffix(10_000) == ArraySlice((0..<10_000).map { "echo \($0)" }))
+        await socket.close()
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test("100 sockets at once in one pool, each echoed and closed; every task ends once and the pool is empty")
+    func hundredSockets() async throws {
+        let peers = try WebSocketPeers()
+        let logger = InMemoryLogger()
+        let pool = pool(logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<100 {
+                group.addTask {
+                    let socket = try await pool.webSocket(
+                        SocketEndpoint(url: peers.real("/echo")), id: "socket \(index)")
+                    try await socket.send("\(index)")
+                    var iterator = socket.makeAsyncIterator()
+                    #expect(try await iterator.next() == .text("\(index)"))
+                    await socket.close()
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(logger.count(.finished) == 100)
+        #expect(logger.count(.failed) + logger.count(.cancelled) == 0)
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test("close codes both ways: the server's 1000 ends the messages, its 4001 fails them with the code and reason")
+    func closeCodes() async throws {
+        let peers = try WebSocketPeers()
+        let pool = pool()
+        let normal = try await pool.webSocket(SocketEndpoint(url: peers.real("/close/1000")))
+        try await normal.send("bye")
+        for try await _ in normal {}
+        #expect(normal.closeCode == .normalClosure)
+        #expect(normal.closeReason == "bye")
+        #expect(normal.task.state == .completed)
+        let custom = try await pool.webSocket(SocketEndpoint(url: peers.real("/close/4001")))
+        try await custom.send("bye")
+        do {
+            for try await _ in custom {}
+            Issue.record("a close with 4001 did not fail the reader")
+        } catch NetworkError.transport(let error as WebSocketError) {
+            #expect(error == .closed(WebSocketCloseCode(rawValue: 4001), reason: "bye"))
+        }
+        #expect(custom.task.state == .failed)
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test("the subprotocol the server picks among those offered")
+    func subprotocol() async throws {
+        let peers = try WebSocketPeers()
+        let socket = try await pool().webSocket(
+            SocketEndpoint(url: peers.real("/protocol")), options: .init(subprotocols: ["chat.v1", "chat.v2"]))
+        #expect(socket.subprotocol == "chat.v2")
+        await socket.close()
+    }
+
+    @Test("an opening answered 401 renews the credential once and opens; without the interceptor it fails as 401")
+    func authentication() async throws {
+        let peers = try WebSocketPeers()
+        let authenticator = TokenAuthenticator()
+        let auth = AuthenticationInterceptor(authenticator: authenticator, credential: "stale")
+        let socket = try await pool(interceptors: [auth]).webSocket(SocketEndpoint(url: peers.real("/auth")))
+        #expect(authenticator.renewals.count == 1)
+        #expect(socket.task.attempts == 2)
+        try await socket.send("in")
+        var iterator = socket.makeAsyncIterator()
+        #expect(try await iterator.next() == .text("in"))
+        await socket.close()
+        do {
+            _ = try await pool().webSocket(SocketEndpoint(url: peers.real("/auth")))
+            Issue.record("the opening did not fail")
+        } catch NetworkError.httpStatus(let response) {
+            #expect(response.statusCode == 401)
+            #expect(String(decoding: response.body, as: UTF8.self) == #"{"error":"token"}"#)
+        }
+    }
+
+    @Test(
+        "a frame that breaks a rule fails the socket with the code it was closed with, never a crash",
+        arguments: [
+            ("/masked", 1002), ("/rsv", 1002), ("/opcode", 1002), ("/bad-utf8", 1007), ("/big-ping", 1002),
+            ("/fragmented-ping", 1002), ("/bad-continuation", 1002), ("/bad-close-code", 1002),
+        ])
+    func hostileFrames(_ path: String, code: UInt16) async throws {
+        let peers = try WebSocketPeers()
+        let pool = pool()
+        let socket = try await pool.webSocket(SocketEndpoint(url: peers.hostile(path)))
+        do {
+            for try await _ in socket {}
+            Issue.record("\(path): the reader did not fail")
+        } catch NetworkError.transport(let error as WebSocketError) {
+            guard case .protocolViolation(let closed, _) = error else {
+                Issue.record("\(path): \(error)")
+                return
+            }
+            #expect(closed.rawValue == code)
+        }
+        #expect(socket.task.state == .failed)
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test("a message past the limit closes with 1009 and fails as too large")
+    func tooLarge() async throws {
+        let peers = try WebSocketPeers()
+        let socket = try await pool().webSocket(
+            SocketEndpoint(url: peers.hostile("/huge")), options: .init(maximumMessageBytes: 3_000))
+        do {
+            for try await _ in socket {}
+            Issue.record("the reader did not fail")
+        } catch NetworkError.responseTooLarge(let limit) {
+            #expect(limit == 3_000)
+        }
+    }
+
+    @Test("a connection dropped without a close frame: the messages before it, then an abnormal closure")
+    func dropped() async throws {
+        let peers = try WebSocketPeers()
+        let socket = try await pool().webSocket(SocketEndpoint(url: peers.hostile("/drop")))
+        var iterator = socket.makeAsyncIterator()
+        #expect(try await iterator.next() == .text("last"))
+        do {
+            _ = try await iterator.next()
+            Issue.record("the reader did not fail")
+        } catch NetworkError.transport(let error as WebSocketError) {
+            guard case .closed(let code, _) = error else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(code == .abnormalClosure)
+        }
+    }
+
+    @Test("a server that stops answering: the keep-alive's ping finds no pong, and the socket fails")
+    func stalled() async throws {
+        let peers = try WebSocketPeers()
+        let socket = try await pool().webSocket(
+            SocketEndpoint(url: peers.hostile("/stall")), options: .init(pingInterval: 0.2, pongTimeout: 0.3))
+        do {
+            for try await _ in socket {}
+            Issue.record("the reader did not fail")
+        } catch NetworkError.transport(let error as WebSocketError) {
+            #expect(error == .pongTimeout(seconds: 0.3))
+        }
+    }
+
+    @Test("openings that never become a socket: no answer (the timeout), a wrong accept key, a 200")
+    func failedOpenings() async throws {
+        let peers = try WebSocketPeers()
+        let pool = pool()
+        do {
+            _ = try await pool.webSocket(SocketEndpoint(url: peers.hostile("/silent"), timeout: 0.5))
+            Issue.record("a silent server's opening did not fail")
+        } catch {
+            #expect(error.isTimeout, "\(error)")
+        }
+        do {
+            _ = try await pool.webSocket(SocketEndpoint(url: peers.hostile("/bad-accept")))
+            Issue.record("a wrong accept key was taken")
+        } catch NetworkError.transport(let error as WebSocketError) {
+            guard case .upgradeRefused = error else {
+                Issue.record("\(error)")
+                return
+            }
+        }
+        do {
+            _ = try await pool.webSocket(SocketEndpoint(url: peers.hostile("/ok")))
+            Issue.record("a 200 was taken for a socket")
+        } catch NetworkError.httpStatus(let response) {
+            #expect(response.statusCode == 200)
+            #expect(String(decoding: response.body, as: UTF8.self) == "hello")
+        }
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test("cancel by id ends an open socket at once, cancelled, once; the connection closes")
+    func cancelByID() async throws {
+        let peers = try WebSocketPeers()
+        let logger = InMemoryLogger()
+        let pool = pool(logger: logger)
+        let socket = try await pool.webSocket(SocketEndpoint(url: peers.real("/echo")), id: "live")
+        #expect(pool.activeTasks.map(\.id) == ["live"])
+        #expect(pool.cancel(id: "live"))
+        do {
+            for try await _ in socket {}
+            Issue.record("the reader did not throw")
+        } catch {
+            #expect((error as? NetworkError)?.isCancelled == true)
+        }
+        await #expect(throws: NetworkError.self) { try await socket.send("late") }
+        #expect(logger.count(.cancelled) == 1)
+        #expect(pool.activeTasks.isEmpty)
+    }
+}

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""WebSocket servers for NetworkCore's tests, on 127.0.0.1, until standard input closes or the process is
+stopped. Prints "real PORT" and "hostile PORT" once both listen.
+
+real: the `websockets` package from PyPI (a server no one here wrote):
+  /echo           every message sent back as it came (text as text, binary as binary)
+  /count/N        N text messages "0".."N-1" at once, then echoes
+  /close/CODE     on the first message, closes with CODE and the reason "bye"
+  /protocol       picks the first subprotocol it knows among those offered (chat.v2, chat.v1)
+  /auth           401 with a JSON body unless "Authorization: Bearer good"; then echoes
+hostile: a server of our own that answers the opening by hand, then breaks a rule:
+  /masked /rsv /opcode /bad-utf8 /big-ping /fragmented-ping /bad-continuation /bad-close-code
+                  one bad frame, then reads until the client closes
+  /drop           a text message, then the connection closed with no close frame
+  /stall          opens, then never sends or answers anything (no pong)
+  /silent         takes the connection and the request, and never answers
+  /bad-accept     101 with a wrong Sec-WebSocket-Accept
+  /ok             200 with a body instead of 101
+  /huge           a binary message of 4,000 bytes in two fragments
+"""
+import asyncio
+import base64
+import hashlib
+import sys
+
+from websockets.asyncio.server import serve
+from websockets.datastructures import Headers
+from websockets.http11 import Response
+
+GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+async def real_handler(ws):
+    path = ws.request.path
+    if path.startswith("/count/"):
+        for i in range(int(path.split("/")[2])):
+            await ws.send(str(i))
+    if path.startswith("/close/"):
+        await ws.recv()
+        await ws.close(int(path.split("/")[2]), "bye")
+        return
+    async for message in ws:
+        await ws.send(message)
+
+
+def real_request(connection, request):
+    if request.path == "/auth" and request.headers.get("Authorization") != "Bearer good":
+        return Response(401, "Unauthorized", Headers([("Content-Type", "application/json")]), b'{"error":"token"}')
+    return None
+
+
+def frame(opcode, payload=b"", fin=True, rsv=0, mask=False):
+    first = (0x80 if fin else 0) | (rsv << 4) | opcode
+    length = len(payload)
+    if length < 126:
+        head = bytes([first, (0x80 if mask else 0) | length])
+    elif length < 65536:
+        head = bytes([first, (0x80 if mask else 0) | 126]) + length.to_bytes(2, "big")
+    else:
+        head = bytes([first, (0x80 if mask else 0) | 127]) + length.to_bytes(8, "big")
+    if mask:
+        key = b"\x01\x02\x03\x04"
+        return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+    return head + payload
+
+
+BAD = {
+    "/masked": frame(1, b"hi", mask=True),
+    "/rsv": frame(1, b"hi", rsv=4),
+    "/opcode": frame(3, b""),
+    "/bad-utf8": frame(1, b"\xce\xba\xff"),
+    "/big-ping": frame(9, b"x" * 126),
+    "/fragmented-ping": frame(9, b"", fin=False),
+    "/bad-continuation": frame(0, b"x"),
+    "/bad-close-code": frame(8, (1005).to_bytes(2, "big")),
+}
+
+
+async def hostile(reader, writer):
+    try:
+        request = await reader.readuntil(b"\r\n\r\n")
+        lines = request.decode("latin-1").split("\r\n")
+        path = lines[0].split(" ")[1]
+        headers = {line.split(":", 1)[0].strip().lower(): line.split(":", 1)[1].strip() for line in lines[1:] if ":" in line}
+        if path == "/silent":
+            await reader.read()
+            return
+        if path == "/ok":
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\nhello")
+            await writer.drain()
+            await reader.read()
+            return
+        accept = base64.b64encode(hashlib.sha1((headers.get("sec-websocket-key", "") + GUID).encode()).digest()).decode()
+        if path == "/bad-accept":
+            accept = base64.b64encode(b"not the right answer").decode()
+        writer.write(
+            ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             "Sec-WebSocket-Accept: %s\r\n\r\n" % accept).encode())
+        if path in BAD:
+            writer.write(BAD[path])
+        elif path == "/drop":
+            writer.write(frame(1, b"last"))
+            await writer.drain()
+            await asyncio.sleep(0.2)
+            return  # closed (a FIN) with no close frame
+        elif path == "/huge":
+            writer.write(frame(2, b"x" * 2000, fin=False) + frame(0, b"y" * 2000))
+        await writer.drain()
+        # Reads what the client sends (its close frame, its pings) and answers nothing, until it closes.
+        while await reader.read(65536):
+            pass
+    except (ConnectionError, asyncio.IncompleteReadError):
+        pass
+    finally:
+        writer.close()
+
+
+async def main():
+    real = await serve(real_handler, "127.0.0.1", 0, process_request=real_request,
+                       select_subprotocol=lambda ws, offered: next((p for p in ("chat.v2", "chat.v1") if p in offered), None),
+                       max_size=None, ping_interval=None)
+    bad = await asyncio.start_server(hostile, "127.0.0.1", 0)
+    print("real", real.sockets[0].getsockname()[1], flush=True)
+    print("hostile", bad.sockets[0].getsockname()[1], flush=True)
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+    # Ends when the test that started it closes standard input (or is gone).
+    loop.add_reader(sys.stdin.fileno(), lambda: done.done() or (sys.stdin.buffer.read1(1) or done.set_result(None)))
+    await done
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
