@@ -32,6 +32,8 @@ import NetworkCoreNIOSupport
 ///   the server's next bytes, as in `URLSession`;
 /// - compressed answers (`gzip`, `deflate`) are decoded (``Configuration/decompression``);
 /// - errors are `URLError`s with the codes ``RetryPolicy`` knows, SwiftNIO's own error underneath;
+/// - opens WebSockets (`ws`, `wss`) for `TaskPool.webSocket(_:id:options:)`, each on a connection of its
+///   own (``startWebSocket(_:options:events:)``);
 /// - keeps no cookies and no cache, and uses no proxy.
 ///
 /// A download's file is written on the connection's event loop thread as the body arrives, as `curl`

@@ -42,6 +42,9 @@ struct GuideSamplesTests {
                 page: "Docs/LiveInspector.md",
                 files: ["Integrations/Tests/IntegrationSpecificTests/InspectorGuideTests.swift"]),
             GuidePage(
+                page: "Docs/WebSockets.md",
+                files: ["Integrations/Tests/IntegrationSpecificTests/WebSocketGuideSamples.swift"]),
+            GuidePage(
                 page: "Sources/NetworkCore/NetworkCore.docc/NetworkCore.md",
                 files: ["Tests/NetworkCoreTests/Guides/DocCSamples.swift"]),
         ]
