@@ -17,7 +17,7 @@ import MovieDB
 enum FuzzTargets {
     static let all: [String: @Sendable (Data) -> Void] = [
         "status": status, "models": models, "har": har, "request": request, "sse": serverSentEvents,
-        "multipart": multipart, "headers": headerValues, "cacheEntry": cacheEntry,
+        "multipart": multipart, "headers": headerValues, "cacheEntry": cacheEntry, "webSocket": webSocketFrames,
     ]
 
     /// The fields of an input: its bytes split at each 0 byte, as UTF-8 text.
@@ -177,6 +177,47 @@ enum FuzzTargets {
         let four = String(repeating: "0", count: 4 - String(year).count) + String(year)
         return
             "\(days[weekday - 1]), \(two(day)) \(months[month - 1]) \(four) \(two(hour)):\(two(minute)):\(two(second)) GMT"
+    }
+
+    /// A server's WebSocket frames, read by a client's `WebSocketFrameReader` (messages of up to 64 bytes):
+    /// each frame is a byte of flags (FIN, the reserved bits, the opcode, as on the wire), a byte whose top
+    /// bit says masked and whose rest is the payload's length (up to 127), then the payload. A text
+    /// message is the UTF-8 it was sent as (an invalid byte would have come back repaired, not equal); a
+    /// message is never over the limit; once a frame has failed, every later one fails.
+    static func webSocketFrames(_ data: Data) {
+        var reader = WebSocketFrameReader(maximumMessageBytes: 64)
+        var bytes = data[...]
+        var pending = Data()
+        var failed = false
+        while bytes.count >= 2 {
+            let flags = bytes.removeFirst()
+            let sizing = bytes.removeFirst()
+            let payload = Data(bytes.prefix(Int(sizing & 0x7F)))
+            bytes = bytes.dropFirst(payload.count)
+            let frame = WebSocketFrameReader.Frame(
+                fin: flags & 0x80 != 0, opcode: flags & 0x0F, reservedBits: (flags >> 4) & 0x7,
+                masked: sizing & 0x80 != 0,
+                payload: payload)
+            if frame.opcode <= 2 { pending.append(payload) }
+            let action = reader.read(frame)
+            if failed, case .fail = action {} else if failed { fatalError("a frame was read after a failure") }
+            switch action {
+            case .fail: failed = true
+            case .message(.text(let text)):
+                guard Data(text.utf8) == pending else { fatalError("a text message is not the bytes it came as") }
+                pending = Data()
+            case .message(.binary(let message)):
+                guard message == pending, message.count <= 64 else { fatalError("a binary message changed") }
+                pending = Data()
+            case .close(let code, let reason):
+                // What is read writes back to a payload that reads the same.
+                let written = WebSocketFrameReader.closePayload(code, reason: reason)
+                if code != .noStatusReceived, WebSocketFrameReader.close(written) != action {
+                    fatalError("a close frame does not read back")
+                }
+            case .none, .ping, .pong: break
+            }
+        }
     }
 
     /// A disk cache entry's file without its closing checksum, which is added, so that the fuzzer reaches

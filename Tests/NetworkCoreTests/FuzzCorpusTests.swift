@@ -7,7 +7,9 @@ import Testing
 /// their targets by the replaying build of `Fuzzers`, in a child process: a crash is a failed test.
 @Suite("Fuzz corpora: every seed and every crash kept, replayed")
 struct FuzzCorpusTests {
-    static let targets = ["status", "models", "har", "request", "sse", "multipart", "headers", "cacheEntry"]
+    static let targets = [
+        "status", "models", "har", "request", "sse", "multipart", "headers", "cacheEntry", "webSocket",
+    ]
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fuzzers")
 

@@ -273,9 +273,16 @@ struct WebSocketPoolTests {
         #expect(pool.activeTasks.isEmpty)
     }
 
-    @Test("a transport without sockets refuses at once, naming itself and the transport that opens them")
-    func refusedByTransport() async {
-        let pool = TaskPool(configuration: .init(transport: StubTransport { _, _ in .json("{}") }))
+    static let refusing: [(any Transport, String)] = [
+        (StubTransport { _, _ in .json("{}") }, "StubTransport"), (URLSessionTransport(), "URLSessionTransport"),
+    ]
+
+    @Test(
+        "a transport without sockets refuses at once, naming itself and the transport that opens them",
+        arguments: 0..<2)
+    func refusedByTransport(_ index: Int) async {
+        let (transport, name) = Self.refusing[index]
+        let pool = TaskPool(configuration: .init(transport: transport))
         do {
             _ = try await pool.webSocket(Self.endpoint)
             Issue.record("the opening did not fail")
@@ -284,11 +291,31 @@ struct WebSocketPoolTests {
                 Issue.record("not unsupported: \(error)")
                 return
             }
-            #expect(transport == "StubTransport")
+            #expect(transport == name)
             #expect(error.description.contains("NIOTransport"))
+            #if canImport(FoundationNetworking)
+                if name == "URLSessionTransport" { #expect(error.description.contains("libcurl")) }
+            #endif
         } catch {
             Issue.record("another error: \(error)")
         }
         #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test("a socket through a RecordingTransport: its messages pass, and its opening is in the HAR once it ends")
+    func recorded() async throws {
+        let transport = HoldingTransport()
+        let recorder = HARRecorder()
+        let pool = TaskPool(configuration: .init(transport: RecordingTransport(transport, recorder: recorder)))
+        let opening = immediately { try await pool.webSocket(Self.endpoint) }
+        transport.open(0)
+        let socket = try await opening.value
+        #expect(transport.push(.text("through"), at: 0))
+        transport.serverCloses(0, code: .normalClosure)
+        var received: [WebSocketMessage] = []
+        for try await message in socket { received.append(message) }
+        #expect(received == [.text("through")])
+        #expect(recorder.har.log.entries.map(\.response.status) == [101])
+        #expect(recorder.har.log.entries.first?.request.url == "wss://chat.example.com/room")
     }
 }

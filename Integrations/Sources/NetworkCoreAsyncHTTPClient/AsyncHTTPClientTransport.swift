@@ -113,6 +113,13 @@ public final class AsyncHTTPClientTransport: Transport {
     /// between. A request with a body is sent from a Swift task of its own, which reads the body as the
     /// connection takes it: over the delegate interface, an answer that comes before the client has
     /// marked the end of the body it sent was seen never to end.
+    /// Refuses at once: AsyncHTTPClient has no WebSocket client.
+    public func startWebSocket(
+        _ request: URLRequest, options: WebSocketOptions, events: TransportEvents
+    ) -> any WebSocketConnection {
+        events.refuseWebSocket(by: "AsyncHTTPClientTransport", because: "AsyncHTTPClient has no WebSocket client")
+    }
+
     public func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
         let sentWhole: Int?  // through the delegate interface: reported as sent when the head comes
         switch body {

@@ -425,7 +425,7 @@ final class SocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         write(.ping, Data("networkcore".utf8))
         let timeout = socket.options.pongTimeout
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        pongDeadline = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(max(0, timeout) * 1e9))) {
+        pongDeadline = context.eventLoop.scheduleTask(in: TimeAmount.nanoseconds(Int64(max(0, timeout) * 1e9))) {
             let handler = bound.value
             if handler.outcome == nil { handler.outcome = .failure(WebSocketError.pongTimeout(seconds: timeout)) }
             handler.context?.close(promise: nil)

@@ -84,6 +84,27 @@ struct AsyncHTTPClientTransportTests {
         try await transport.shutdown()
     }
 
+    @Test("a WebSocket is refused at once, by name, with the transport that opens them; nothing is left running")
+    func refusesWebSockets() async throws {
+        let transport = AsyncHTTPClientTransport()
+        let pool = TaskPool(configuration: .init(transport: transport))
+        var failure: NetworkError?
+        do {
+            _ = try await pool.webSocket(TestEndpoint(baseURL: "ws://127.0.0.1:9", path: "chat"))
+        } catch {
+            failure = error
+        }
+        guard case .transport(let underlying) = failure, let error = underlying as? WebSocketError else {
+            Issue.record("the socket was not refused: \(String(describing: failure))")
+            return
+        }
+        #expect(
+            error == .unsupported(transport: "AsyncHTTPClientTransport", reason: "AsyncHTTPClient has no WebSocket client"))
+        #expect(error.description.contains("NIOTransport"))
+        #expect(pool.activeTasks.isEmpty)
+        try await transport.shutdown()
+    }
+
     @Test(
         "a body over 256 KB, in memory or a file, is counted as sent piece by piece; one of 256 KB or less goes with its request, counted once when the answer comes"
     )

@@ -210,6 +210,15 @@ public struct RecordingTransport: Transport {
         let exchange = RecordedExchange(request, recorder: recorder, passingTo: events.receiver)
         return base.start(request, body: body, events: events.reporting(to: exchange))
     }
+
+    /// Opens the socket through the base transport, its messages passed on as they come; the opening
+    /// request and its answer are recorded when the socket ends (not its messages).
+    public func startWebSocket(
+        _ request: URLRequest, options: WebSocketOptions, events: TransportEvents
+    ) -> any WebSocketConnection {
+        let exchange = RecordedExchange(request, recorder: recorder, passingTo: events.receiver)
+        return base.startWebSocket(request, options: options, events: events.reporting(to: exchange))
+    }
 }
 
 /// One exchange recorded as it streams: a receiver that passes every report on to the next one, and
@@ -254,6 +263,12 @@ final class RecordedExchange: TransportReceiver, @unchecked Sendable {
             if room > 0 { kept.append(data.prefix(room)) }
         }
         return passedOn(next.receive(body: data))
+    }
+
+    func receive(message: WebSocketMessage) -> Bool { passedOn(next.receive(message: message)) }
+
+    func receive(closeCode: WebSocketCloseCode, reason: String) {
+        next.receive(closeCode: closeCode, reason: reason)
     }
 
     func sent(totalBytes: Int, expected: Int?) { next.sent(totalBytes: totalBytes, expected: expected) }

@@ -62,6 +62,20 @@ public final class URLSessionTransport: Transport {
     /// host at once, and the rest wait in its queue.
     public var maximumRequestsPerHost: Int? { session.configuration.httpMaximumConnectionsPerHost }
 
+    /// Refuses at once: on Linux, FoundationNetworking's `URLSessionWebSocketTask` does not work with the
+    /// toolchain's libcurl; on Apple platforms, this transport does not open sockets yet.
+    public func startWebSocket(
+        _ request: URLRequest, options: WebSocketOptions, events: TransportEvents
+    ) -> any WebSocketConnection {
+        #if canImport(FoundationNetworking)
+            events.refuseWebSocket(
+                by: "URLSessionTransport",
+                because: "FoundationNetworking's URLSessionWebSocketTask does not work with the toolchain's libcurl")
+        #else
+            events.refuseWebSocket(by: "URLSessionTransport", because: "it does not open WebSockets yet")
+        #endif
+    }
+
     /// How a transport sends a body read from a file.
     public enum FileUploads: Sendable, Hashable {
         /// With `Content-Length`: every server accepts it. On Apple platforms, as a file upload of the

@@ -28,9 +28,15 @@ extension Transport {
     public func startWebSocket(
         _ request: URLRequest, options: WebSocketOptions, events: TransportEvents
     ) -> any WebSocketConnection {
-        events.fail(
-            WebSocketError.unsupported(
-                transport: String(describing: Self.self), reason: "it has no WebSocket engine"))
+        events.refuseWebSocket(by: String(describing: Self.self), because: "it has no WebSocket engine")
+    }
+}
+
+extension TransportEvents {
+    /// Refuses a WebSocket at once: reports ``WebSocketError/unsupported(transport:reason:)`` naming
+    /// `transport` and `reason`, and returns a connection that sends nothing.
+    public func refuseWebSocket(by transport: String, because reason: String) -> any WebSocketConnection {
+        fail(WebSocketError.unsupported(transport: transport, reason: reason))
         return RefusedWebSocket()
     }
 }
