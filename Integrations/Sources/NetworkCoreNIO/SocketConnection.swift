@@ -132,6 +132,14 @@ final class SocketConnection: WebSocketConnection {
         }
     }
 
+    /// The connection closed: its handler is let go (it holds this socket: neither would be freed).
+    func closed() {
+        state.withLockedValue {
+            $0.handler = nil
+            $0.channel = nil
+        }
+    }
+
     /// The opening failed before any answer (or the answer was refused): reported once.
     func failOpening(_ error: any Error) {
         end(.failure(error))
@@ -376,6 +384,9 @@ final class SocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         pongDeadline?.cancel()
         closeDeadline?.cancel()
         socket.end(outcome ?? .failure(WebSocketError.closed(.abnormalClosure, reason: "the connection was lost")))
+        socket.closed()
+        keepAlive = nil
+        self.context = nil
         context.fireChannelInactive()
     }
 

@@ -117,6 +117,28 @@ struct WebSocketNIOTests {
         #expect(pool.activeTasks.isEmpty)
     }
 
+    @Test("a socket closed, or cancelled, leaves nothing behind: its pool and its task are freed")
+    func nothingLeft() async throws {
+        let peers = try WebSocketPeers()
+        weak var weakPool: TaskPool?
+        weak var weakTask: DataTask?
+        weak var weakCancelled: DataTask?
+        do {
+            let pool = pool()
+            weakPool = pool
+            let socket = try await pool.webSocket(SocketEndpoint(url: peers.real("/echo")))
+            weakTask = socket.task
+            try await socket.send("x")
+            var iterator = socket.makeAsyncIterator()
+            #expect(try await iterator.next() == .text("x"))
+            await socket.close()
+            let cancelled = try await pool.webSocket(SocketEndpoint(url: peers.real("/echo")), id: "gone")
+            weakCancelled = cancelled.task
+            pool.cancel(id: "gone")
+        }
+        #expect(await eventually { weakPool == nil && weakTask == nil && weakCancelled == nil })
+    }
+
     @Test("10,000 messages each way, none lost or reordered")
     func manyMessages() async throws {
         let peers = try WebSocketPeers()

@@ -58,7 +58,12 @@ final class SocketDelivery: Delivery, Sendable {
         state.withLock { $0.closeFrame = (closeCode, reason) }
     }
 
-    func taskEnded(with outcome: DataTask.Outcome) { messages.taskEnded(with: outcome) }
+    /// The task ended: the connection is let go (it reports to the task's receiver, which holds the task,
+    /// which holds this delivery: kept, none of them would be freed).
+    func taskEnded(with outcome: DataTask.Outcome) {
+        state.withLock { $0.connection = nil }
+        messages.taskEnded(with: outcome)
+    }
 
     /// The connection the transport returned, once it has.
     var connection: (any WebSocketConnection)? { state.withLock { $0.connection } }
