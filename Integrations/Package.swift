@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "NetworkCoreInspector", targets: ["NetworkCoreInspector"]),
         // MovieDB's offline stand-in, slowed, under the inspector: `swift run inspector-demo`.
         .executable(name: "inspector-demo", targets: ["InspectorDemo"]),
+        // Drives the Autobahn|Testsuite fuzzing server with NetworkCore's WebSocket client: `Scripts/autobahn`.
+        .executable(name: "autobahn-client", targets: ["AutobahnClient"]),
     ],
     dependencies: [
         .package(name: "NetworkCore", path: ".."),
@@ -102,6 +104,9 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             resources: [.copy("Resources/inspector.html")]),
+        .executableTarget(
+            name: "AutobahnClient",
+            dependencies: ["NetworkCoreNIO", .product(name: "NetworkCore", package: "NetworkCore")]),
         .executableTarget(
             name: "InspectorDemo",
             dependencies: [
