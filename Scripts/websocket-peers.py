@@ -17,11 +17,20 @@ hostile: a server of our own that answers the opening by hand, then breaks a rul
   /bad-accept     101 with a wrong Sec-WebSocket-Accept
   /ok             200 with a body instead of 101
   /huge           a binary message of 4,000 bytes in two fragments
+  /deflate        agrees to permessage-deflate, sends the client's offer back as text, then for each client
+                  message a text "rsv1=R wire=N" (its first bit of three reserved, its payload's length
+                  on the wire) and the message compressed again, contexts kept on both sides
+  /deflate-bomb   agrees to permessage-deflate, then sends 1,000,000 zero bytes compressed into about 1 KB
+  /deflate-unoffered
+                  answers with an extension the client did not offer
+  /flaky          the Nth connection to it sends "connection N"; the first two are dropped with no close frame
+                  once the client sends a message, the third and later echo until the client closes
 """
 import asyncio
 import base64
 import hashlib
 import sys
+import zlib
 
 from websockets.asyncio.server import serve
 from websockets.datastructures import Headers
@@ -64,6 +73,56 @@ def frame(opcode, payload=b"", fin=True, rsv=0, mask=False):
     return head + payload
 
 
+async def read_frame(reader):
+    """A client frame: its first byte and its unmasked payload."""
+    first, second = await reader.readexactly(2)
+    length = second & 0x7F
+    if length == 126:
+        length = int.from_bytes(await reader.readexactly(2), "big")
+    elif length == 127:
+        length = int.from_bytes(await reader.readexactly(8), "big")
+    key = await reader.readexactly(4) if second & 0x80 else b"\0\0\0\0"
+    payload = await reader.readexactly(length)
+    return first, bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+def deflated(compressor, data):
+    """A message compressed as permessage-deflate sends it: flushed, without the flush's last 4 bytes."""
+    return (compressor.compress(data) + compressor.flush(zlib.Z_SYNC_FLUSH))[:-4]
+
+
+CONNECTIONS = {}
+
+
+async def echo_until_close(reader, writer):
+    """Echoes each client message as it came (one frame each), and answers the close frame."""
+    while True:
+        first, payload = await read_frame(reader)
+        opcode = first & 0x0F
+        writer.write(frame(opcode, payload[:2] if opcode == 8 else payload))
+        await writer.drain()
+        if opcode == 8:
+            return
+
+
+async def deflate_echo(reader, writer, offer):
+    writer.write(frame(1, offer.encode()))
+    inflater = zlib.decompressobj(-15)
+    compressor = zlib.compressobj(wbits=-15)
+    while True:
+        first, payload = await read_frame(reader)
+        opcode = first & 0x0F
+        if opcode == 8:
+            writer.write(frame(8, payload[:2]))
+            await writer.drain()
+            return
+        rsv1 = (first >> 6) & 1
+        data = inflater.decompress(payload + b"\0\0\xff\xff") if rsv1 else payload
+        writer.write(frame(1, ("rsv1=%d wire=%d" % (rsv1, len(payload))).encode()))
+        writer.write(frame(opcode, deflated(compressor, data), rsv=4))
+        await writer.drain()
+
+
 BAD = {
     "/masked": frame(1, b"hi", mask=True),
     "/rsv": frame(1, b"hi", rsv=4),
@@ -93,10 +152,27 @@ async def hostile(reader, writer):
         accept = base64.b64encode(hashlib.sha1((headers.get("sec-websocket-key", "") + GUID).encode()).digest()).decode()
         if path == "/bad-accept":
             accept = base64.b64encode(b"not the right answer").decode()
+        extension = {"/deflate": "permessage-deflate", "/deflate-bomb": "permessage-deflate",
+                     "/deflate-unoffered": "x-webkit-deflate-frame"}.get(path)
         writer.write(
             ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-             "Sec-WebSocket-Accept: %s\r\n\r\n" % accept).encode())
-        if path in BAD:
+             "Sec-WebSocket-Accept: %s\r\n%s\r\n"
+             % (accept, "Sec-WebSocket-Extensions: %s\r\n" % extension if extension else "")).encode())
+        if path == "/deflate":
+            await deflate_echo(reader, writer, headers.get("sec-websocket-extensions", ""))
+            return
+        if path == "/flaky":
+            CONNECTIONS[path] = CONNECTIONS.get(path, 0) + 1
+            writer.write(frame(1, ("connection %d" % CONNECTIONS[path]).encode()))
+            await writer.drain()
+            if CONNECTIONS[path] > 2:
+                await echo_until_close(reader, writer)
+            else:
+                await read_frame(reader)  # the client's answer: it has read the message
+            return
+        if path == "/deflate-bomb":
+            writer.write(frame(2, deflated(zlib.compressobj(wbits=-15), bytes(1_000_000)), rsv=4))
+        elif path in BAD:
             writer.write(BAD[path])
         elif path == "/drop":
             writer.write(frame(1, b"last"))

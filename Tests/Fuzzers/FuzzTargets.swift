@@ -185,7 +185,9 @@ enum FuzzTargets {
     /// message is the UTF-8 it was sent as (an invalid byte would have come back repaired, not equal); a
     /// message is never over the limit; once a frame has failed, every later one fails.
     static func webSocketFrames(_ data: Data) {
-        var reader = WebSocketFrameReader(maximumMessageBytes: 64)
+        // An odd first byte: permessage-deflate was agreed on.
+        var reader = WebSocketFrameReader(
+            maximumMessageBytes: 64, acceptsCompressedMessages: data.first.map { $0 & 1 == 1 } ?? false)
         var bytes = data[...]
         var pending = Data()
         var failed = false
@@ -214,6 +216,14 @@ enum FuzzTargets {
                 let written = WebSocketFrameReader.closePayload(code, reason: reason)
                 if code != .noStatusReceived, WebSocketFrameReader.close(written) != action {
                     fatalError("a close frame does not read back")
+                }
+            case .compressedMessage(let isText, let payload):
+                guard payload == pending, payload.count <= 64 else { fatalError("a compressed message changed") }
+                pending = Data()
+                // Taken as if it inflated to itself: text only when it is UTF-8, never over the limit.
+                if case .message(.text(let text)) = reader.inflated(payload, isText: isText), Data(text.utf8) != payload
+                {
+                    fatalError("an inflated text message is not the bytes it came as")
                 }
             case .none, .ping, .pong: break
             }

@@ -111,6 +111,11 @@ final class HoldingTransport: Transport, @unchecked Sendable {
         }
     }
 
+    /// The connection of the socket at `index` is lost, with no close frame.
+    func drop(_ index: Int) {
+        take(index)?.events?.fail(WebSocketError.closed(.abnormalClosure, reason: "the connection was lost"))
+    }
+
     /// Marks the transfer at `index` ended; returns it if it was open.
     private func take(_ index: Int) -> Transfer? {
         transfers.withLock { transfers in

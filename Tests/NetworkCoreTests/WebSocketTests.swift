@@ -101,6 +101,7 @@ struct WebSocketFrameReaderTests {
         case .message(.binary(let data)): "binary \(data.count)"
         case .ping(let data): "ping \(data.count)"
         case .pong(let data): "pong \(data.count)"
+        case .compressedMessage(let isText, let data): "compressed \(isText ? "text" : "binary") \(data.count)"
         case .close(let code, let reason): "close \(code.rawValue) \(reason)"
         case .fail(let code, _): "fail \(code.rawValue)"
         }
@@ -110,6 +111,32 @@ struct WebSocketFrameReaderTests {
     func reads(_ row: Row) {
         var reader = WebSocketFrameReader(maximumMessageBytes: 16)
         #expect(row.frames.map { Self.name(reader.read($0)) } == row.expected)
+    }
+
+    @Test("with permessage-deflate agreed on, RSV1 marks a compressed message on its first frame only")
+    func compressedFrames() {
+        var reader = WebSocketFrameReader(maximumMessageBytes: 16, acceptsCompressedMessages: true)
+        #expect(reader.read(Frame(fin: false, opcode: 1, reservedBits: 0b100, payload: Data([1, 2]))) == .none)
+        #expect(
+            reader.read(Frame(opcode: 0, payload: Data([0xFF])))
+                == .compressedMessage(isText: true, Data([1, 2, 0xFF])))
+        #expect(
+            reader.read(Frame(opcode: 2, reservedBits: 0b100, payload: Data([7])))
+                == .compressedMessage(isText: false, Data([7])))
+        #expect(reader.read(Frame(opcode: 2, payload: Data([7]))) == .message(.binary(Data([7]))))
+        // Inflated, a text message must be UTF-8 and within the limit.
+        #expect(reader.inflated(Data("héllo".utf8), isText: true) == .message(.text("héllo")))
+        #expect(Self.name(reader.inflated(Data([0xC0, 0x80]), isText: true)) == "fail 1007")
+        #expect(Self.name(reader.inflated(Data(count: 17), isText: false)) == "fail 1009")
+        // RSV1 on a continuation, on a control frame, or RSV2: broken rules.
+        for frames in [
+            [Frame(fin: false, opcode: 1, payload: Data()), Frame(opcode: 0, reservedBits: 0b100, payload: Data())],
+            [Frame(opcode: 9, reservedBits: 0b100, payload: Data())],
+            [Frame(opcode: 1, reservedBits: 0b010, payload: Data())],
+        ] {
+            var reader = WebSocketFrameReader(maximumMessageBytes: 16, acceptsCompressedMessages: true)
+            #expect(frames.map { Self.name(reader.read($0)) }.last == "fail 1002")
+        }
     }
 
     @Test(
@@ -148,19 +175,20 @@ struct WebSocketFrameReaderTests {
     }
 }
 
-@Suite("WebSocket tasks in the pool, over a transport the test drives")
+@Suite("WebSocket tasks in the pool, over a transport the test drives", .timeLimit(.minutes(1)))
 struct WebSocketPoolTests {
     static let endpoint = TestEndpoint(baseURL: "wss://chat.example.com", path: "room")
 
     /// A pool over a ``HoldingTransport`` with a socket the server has opened, as the transfer at 0.
     static func openSocket(
-        _ configuration: TaskPool.Configuration = .init(), id: String? = nil
+        _ configuration: TaskPool.Configuration = .init(), id: String? = nil, options: WebSocketOptions = .init()
     ) async throws -> (HoldingTransport, TaskPool, WebSocket) {
         let transport = HoldingTransport()
         var configuration = configuration
         configuration.transport = transport
         let pool = TaskPool(configuration: configuration)
-        let opening = immediately { try await pool.webSocket(Self.endpoint, id: id) }
+        let opening = immediately { try await pool.webSocket(Self.endpoint, id: id, options: options) }
+        await transport.starts.reaches(1)  // at once, unless interceptors adapt the request first
         transport.open(0)
         return (transport, pool, try await opening.value)
     }
@@ -270,6 +298,195 @@ struct WebSocketPoolTests {
             #expect(response.statusCode == 403)
             #expect(String(decoding: response.body, as: UTF8.self) == #"{"error":"no"}"#)
         }
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    // MARK: Reconnection
+
+    static let lost = NetworkError.transport(WebSocketError.closed(.abnormalClosure, reason: "lost"))
+
+    /// One row: a failure the delivery is told of, and the wait it asks for (`nil`: it does not open again).
+    struct Reopening: CustomTestStringConvertible, Sendable {
+        enum Event: Sendable {
+            case opened
+            case message
+            case failed(NetworkError)
+            case closedByApp
+        }
+        let name: String
+        let events: [Event]
+        /// The answer to each `failed` event, in order.
+        let waits: [TimeInterval?]
+        var testDescription: String { name }
+    }
+
+    static func response(_ status: Int) -> NetworkError {
+        let url = URL(string: "wss://chat.example.com/room")!
+        let head = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: [:])!
+        return .httpStatus(Response(request: URLRequest(url: url), head: ResponseHead(head), body: Data(), duration: 0))
+    }
+
+    static let reopenings: [Reopening] = [
+        .init(name: "before the first opening: left to the retriers", events: [.failed(lost)], waits: [nil]),
+        .init(
+            name: "a lost connection waits 1, 2, 4, then 8 (the cap), then gives up after 5 in a row",
+            events: [.opened] + Array(repeating: .failed(lost), count: 6), waits: [1, 2, 4, 8, 8, nil]),
+        .init(
+            name: "a message from the server starts the count again",
+            events: [.opened, .failed(lost), .failed(lost), .opened, .message, .failed(lost)], waits: [1, 2, 1]),
+        .init(
+            name: "an opening alone does not: a server that accepts and drops is given up on",
+            events: [.opened, .failed(lost), .opened, .failed(lost)], waits: [1, 2]),
+        .init(
+            name: "codes that ask to come back later, no pong, a transport error, a timeout, 5xx, 408 and 429",
+            events: [.opened]
+                + [1001, 1011, 1012].map {
+                    .failed(.transport(WebSocketError.closed(WebSocketCloseCode(rawValue: $0), reason: "")))
+                } + [
+                    .message, .failed(.transport(WebSocketError.pongTimeout(seconds: 1))), .message,
+                    .failed(.transport(URLError(.networkConnectionLost))), .message, .failed(.timedOut(seconds: 5)),
+                    .message, .failed(response(503)), .message, .failed(response(408)), .message,
+                    .failed(response(429)),
+                ],
+            waits: [1, 2, 4, 1, 1, 1, 1, 1, 1]),
+        .init(
+            name: "never after a cancel, a protocol violation, too large a message, another code, 401 or 404",
+            events: [
+                .opened, .failed(.cancelled), .failed(.transport(WebSocketError.protocolViolation(.protocolError, ""))),
+                .failed(.responseTooLarge(limit: 10)),
+                .failed(.transport(WebSocketError.closed(WebSocketCloseCode(rawValue: 4001), reason: ""))),
+                .failed(.transport(WebSocketError.closed(.normalClosure, reason: ""))), .failed(response(401)),
+                .failed(response(404)),
+            ],
+            waits: [nil, nil, nil, nil, nil, nil, nil]),
+        .init(
+            name: "never once the app has closed it", events: [.opened, .closedByApp, .failed(lost)], waits: [nil]),
+    ]
+
+    @Test("a socket's delivery decides when it opens again", arguments: reopenings)
+    func reopens(_ row: Reopening) throws {
+        let policy = WebSocketReconnection(maximumAttempts: 5, initialDelay: 1, maximumDelay: 8, jitter: 0.5)
+        let delivery = SocketDelivery(options: .init(reconnection: policy), random: { 0 })
+        let url = try #require(URL(string: "wss://chat.example.com/room"))
+        let head = try #require(HTTPURLResponse(url: url, statusCode: 101, httpVersion: "HTTP/1.1", headerFields: [:]))
+        var waits: [TimeInterval?] = []
+        var opens = 0
+        for event in row.events {
+            switch event {
+            case .opened:
+                try delivery.begin(head)
+                opens += 1
+                #expect(delivery.reopened == (opens > 1))
+            case .message: try delivery.receive(message: .text("x"))
+            case .failed(let failure): waits.append(delivery.reopens(after: failure))
+            case .closedByApp: #expect(delivery.close() == nil)
+            }
+        }
+        #expect(waits == row.waits)
+        #expect(delivery.reconnections == max(0, opens - 1))
+        #expect(SocketDelivery(options: .init(), random: { 0 }).reopens(after: Self.lost) == nil)
+    }
+
+    @Test(
+        "a reconnection's wait: doubled from the first, capped, jittered within its share both ways, never below 0",
+        arguments: [
+            (1, 0.0, 0.5), (2, 0.0, 1.0), (3, 0.0, 2.0), (7, 0.0, 10.0), (63, 0.0, 10.0), (Int.max, 0.0, 10.0),
+            (1, 1.0, 0.6), (1, -1.0, 0.4), (3, 1.0, 2.4), (7, 1.0, 10.0), (7, -1.0, 8.0), (0, 0.0, 0.5),
+            (2, 7.0, 1.2),
+        ])
+    func reconnectionDelay(attempt: Int, random: Double, expected: TimeInterval) {
+        let policy = WebSocketReconnection(initialDelay: 0.5, maximumDelay: 10, jitter: 0.2)
+        #expect(abs(policy.delay(before: attempt, random: random) - expected) < 1e-9)
+    }
+
+    @Test("out-of-range settings are brought within range, never a crash")
+    func reconnectionSettings() {
+        let odd = WebSocketReconnection(maximumAttempts: -3, initialDelay: -1, maximumDelay: .nan, jitter: 9)
+        #expect(odd == WebSocketReconnection(maximumAttempts: 0, initialDelay: 0, maximumDelay: 30, jitter: 1))
+        #expect(WebSocketReconnection(initialDelay: 5, maximumDelay: 1).maximumDelay == 5)
+    }
+
+    @Test(
+        "a lost connection opens again: one message sequence across connections, retrying and reconnected logged, the opening through the interceptors"
+    )
+    func reconnects() async throws {
+        let logger = InMemoryLogger()
+        let (transport, pool, socket) = try await Self.openSocket(
+            .init(logger: logger), id: "live",
+            options: .init(reconnection: WebSocketReconnection(initialDelay: 0, jitter: 0)))
+        #expect(transport.push(.text("one"), at: 0))
+        transport.drop(0)
+        await transport.starts.reaches(2)
+        #expect(socket.task.state == .running)
+        await #expect(throws: NetworkError.self) { try await socket.send("while away") }
+        #expect(transport.open(1))
+        #expect(transport.push(.text("two"), at: 1))
+        try await socket.send("back")
+        #expect(transport.socket(1)?.sent == [.text("back")])
+        transport.serverCloses(1, code: .normalClosure)
+        var received: [WebSocketMessage] = []
+        for try await message in socket { received.append(message) }
+        #expect(received == [.text("one"), .text("two")])
+        #expect(socket.reconnections == 1)
+        #expect(socket.task.state == .completed)
+        #expect(socket.task.attempts == 2)
+        #expect(logger.count(.retrying) == 1)
+        #expect(logger.count(.reconnected) == 1)
+        #expect(logger.events(.reconnected).first?.attempt == 2)
+        #expect(logger.count(.finished) == 1)
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test(
+        "a reconnection answered 401 renews the credential and opens; a 404 ends the socket with that status"
+    )
+    func reconnectionStatuses() async throws {
+        let auth = AuthenticationInterceptor(authenticator: TokenAuthenticator { _ in "fresh" }, credential: "stale")
+        let (transport, pool, socket) = try await Self.openSocket(
+            .init(interceptors: [auth]),
+            options: .init(reconnection: WebSocketReconnection(initialDelay: 0, jitter: 0)))
+        transport.drop(0)
+        await transport.starts.reaches(2)
+        #expect(transport.requests[1].value(forHTTPHeaderField: "Authorization") == "Bearer stale")
+        transport.answer(.json("{}", statusCode: 401), at: 1)
+        await transport.starts.reaches(3)
+        #expect(transport.requests[2].value(forHTTPHeaderField: "Authorization") == "Bearer fresh")
+        #expect(transport.open(2))
+        #expect(transport.push(.text("back"), at: 2))
+        var iterator = socket.makeAsyncIterator()
+        #expect(try await iterator.next() == .text("back"))
+        #expect(socket.reconnections == 1)
+        transport.drop(2)
+        await transport.starts.reaches(4)
+        transport.answer(.json("{}", statusCode: 404), at: 3)
+        do {
+            _ = try await iterator.next()
+            Issue.record("the reader did not fail")
+        } catch NetworkError.httpStatus(let response) {
+            #expect(response.statusCode == 404)
+        }
+        #expect(socket.task.state == .failed)
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test("no reconnection after a cancel, or when the app closes while the socket waits to open again")
+    func noReconnection() async throws {
+        let logger = InMemoryLogger()
+        let options = WebSocketOptions(reconnection: WebSocketReconnection(initialDelay: 60, jitter: 0))
+        let (transport, pool, cancelled) = try await Self.openSocket(
+            .init(logger: logger), id: "cancelled", options: options)
+        #expect(pool.cancel(id: "cancelled"))
+        #expect(cancelled.task.state == .cancelled)
+        let second = immediately { try await pool.webSocket(Self.endpoint, id: "closed", options: options) }
+        transport.open(1)
+        let closed = try await second.value
+        transport.drop(1)
+        // The wait of 60 s has begun: the close ends the socket now, as cancelled.
+        await closed.close()
+        #expect(closed.task.state == .cancelled)
+        #expect(transport.starts.count == 2)
+        #expect(logger.count(.retrying) == 1)
+        #expect(logger.count(.reconnected) == 0)
         #expect(pool.activeTasks.isEmpty)
     }
 

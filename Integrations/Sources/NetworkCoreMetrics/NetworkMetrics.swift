@@ -21,6 +21,7 @@ import NetworkCore
 /// | `networkcore_retries_total` | counter, an attempt is retried | service, method |
 /// | `networkcore_credential_refreshes_total` | counter, a task waited for a renewed credential | service |
 /// | `networkcore_stalls_total` | counter, a task received nothing for the stall threshold | service, method |
+/// | `networkcore_reconnections_total` | counter, a WebSocket opened again after losing its connection | service |
 /// | `networkcore_tasks_in_flight` | meter, tasks started and not ended | service |
 /// | `networkcore_tasks_queued` | meter, tasks waiting for a slot (the pool's limits, or paused) | service |
 ///
@@ -59,6 +60,8 @@ public struct NetworkMetrics: NetworkLogger {
             counter("retries_total", [service, method]).increment()
         case .credentialRefreshed:
             counter("credential_refreshes_total", [service]).increment()
+        case .reconnected:
+            counter("reconnections_total", [service]).increment()
         case .stalled:
             counter("stalls_total", [service, method]).increment()
         case .finished, .failed, .cancelled:

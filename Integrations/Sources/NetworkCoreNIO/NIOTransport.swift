@@ -33,7 +33,7 @@ import NetworkCoreNIOSupport
 /// - compressed answers (`gzip`, `deflate`) are decoded (``Configuration/decompression``);
 /// - errors are `URLError`s with the codes ``RetryPolicy`` knows, SwiftNIO's own error underneath;
 /// - opens WebSockets (`ws`, `wss`) for `TaskPool.webSocket(_:id:options:)`, each on a connection of its
-///   own (``startWebSocket(_:options:events:)``);
+///   own, with permessage-deflate when the server agrees (``startWebSocket(_:options:events:)``);
 /// - keeps no cookies and no cache, and uses no proxy.
 ///
 /// A download's file is written on the connection's event loop thread as the body arrives, as `curl`
@@ -278,16 +278,18 @@ public final class NIOTransport: Transport {
             version: .http1_1, method: HTTPMethod(rawValue: method), uri: target.uri, headers: headers)
     }
 
-    /// Why `url` cannot be sent: not `http` or `https` (`unsupportedURL`), or without a host (`badURL`).
-    /// The error names the scheme, never the URL, which may carry a secret.
-    static func unusable(_ url: URL?) -> URLError {
+    /// Why `url` cannot be sent: not `http` or `https` (or, for a WebSocket, `ws` or `wss`) (`unsupportedURL`),
+    /// or without a host (`badURL`). The error names the scheme, never the URL, which may carry a secret.
+    static func unusable(_ url: URL?, webSocket: Bool = false) -> URLError {
         let scheme = url?.scheme?.lowercased() ?? ""
-        guard scheme == "http" || scheme == "https" else {
+        let schemes = webSocket ? ["ws", "wss", "http", "https"] : ["http", "https"]
+        guard schemes.contains(scheme) else {
+            let what = webSocket ? "opens WebSockets at ws, wss, http and https URLs" : "sends http and https URLs"
             return URLError(
                 .unsupportedURL,
                 userInfo: [
                     NSLocalizedDescriptionKey:
-                        "NIOTransport sends http and https URLs only, not \(scheme.isEmpty ? "one without a scheme" : scheme)"
+                        "NIOTransport \(what) only, not \(scheme.isEmpty ? "one without a scheme" : scheme)"
                 ])
         }
         return URLError(.badURL, userInfo: [NSLocalizedDescriptionKey: "the \(scheme) URL has no host"])

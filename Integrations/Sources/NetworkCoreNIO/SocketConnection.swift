@@ -32,11 +32,16 @@ extension NIOTransport {
     }
 
     private func open(_ request: URLRequest, socket: SocketConnection) async throws {
-        guard let url = request.url, let target = Target(webSocket: url) else { throw Self.unusable(request.url) }
+        guard let url = request.url, let target = Target(webSocket: url) else {
+            throw Self.unusable(request.url, webSocket: true)
+        }
         var head = try Self.head(of: request, target: target, body: .none)
         let offered = socket.options.subprotocols
         if !offered.isEmpty {
             head.headers.replaceOrAdd(name: "Sec-WebSocket-Protocol", value: offered.joined(separator: ", "))
+        }
+        if let compression = socket.options.compression {
+            head.headers.replaceOrAdd(name: "Sec-WebSocket-Extensions", value: compression.offer)
         }
         let timeout = Self.timeout(of: request)
         let limit = socket.options.maximumMessageBytes ?? Int(UInt32.max)
@@ -50,7 +55,8 @@ extension NIOTransport {
             ) { channel, response in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        SocketHandler(socket: socket, response: response, url: url, offered: offered))
+                        SocketHandler(
+                            socket: socket, response: response, url: url, offered: offered, loop: channel.eventLoop))
                 }
             }
             let upgrade = NIOHTTPClientUpgradeHandler(
@@ -140,6 +146,11 @@ final class SocketConnection: WebSocketConnection {
         }
     }
 
+    /// The connection closed while the socket was opening: it failed, unless it opened.
+    func failOpeningUnlessOpen(_ error: any Error) {
+        if !state.withLockedValue({ $0.open }) { failOpening(error) }
+    }
+
     /// The opening failed before any answer (or the answer was refused): reported once.
     func failOpening(_ error: any Error) {
         end(.failure(error))
@@ -163,19 +174,12 @@ final class SocketConnection: WebSocketConnection {
     }
 
     func send(_ message: WebSocketMessage) async throws {
-        let (channel, closing) = state.withLockedValue { ($0.channel, $0.closing || $0.ended || !$0.open) }
-        guard let channel, !closing else { throw WebSocketError.notOpen }
-        let frame: WebSocketFrame
-        switch message {
-        case .text(let text):
-            frame = WebSocketFrame(
-                fin: true, opcode: .text, maskKey: .random(), data: channel.allocator.buffer(string: text))
-        case .binary(let data):
-            frame = WebSocketFrame(
-                fin: true, opcode: .binary, maskKey: .random(), data: channel.allocator.buffer(bytes: data))
-        }
+        let (handler, closing) = state.withLockedValue { ($0.handler, $0.closing || $0.ended || !$0.open) }
+        guard let handler, !closing else { throw WebSocketError.notOpen }
+        // Made into a frame on the connection's loop, in the order sent: a compressor's context follows the
+        // messages in the order they go on the wire.
         do {
-            try await channel.writeAndFlush(frame)
+            try await handler.eventLoop.flatSubmit { handler.value.send(message) }.get()
         } catch {
             throw state.withLockedValue({ $0.closing || $0.ended }) ? WebSocketError.notOpen : error
         }
@@ -258,7 +262,13 @@ final class OpeningReader: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if reading { socket.failOpening(URLError(.networkConnectionLost)) }
+        if reading {
+            // A 101 that came with the connection's last bytes may still be being taken by NIO's upgrade
+            // handler, which finishes in a later turn of the loop: a socket that opens by then is not an
+            // opening that failed, but an open socket whose connection was lost.
+            let socket = self.socket
+            context.eventLoop.execute { socket.failOpeningUnlessOpen(URLError(.networkConnectionLost)) }
+        }
         reading = false
         context.fireChannelInactive()
     }
@@ -280,7 +290,11 @@ final class SocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let response: HTTPResponseHead
     private let url: URL
     private let offered: [String]
+    /// The connection's event loop.
+    private let loop: any EventLoop
     private var reader: WebSocketFrameReader
+    /// permessage-deflate, when the server agreed to it.
+    private var deflate: PerMessageDeflate?
     private var context: ChannelHandlerContext?
     /// What ends the socket once the connection closes: set by the closing handshake or a failure;
     /// a connection lost with none set is an abnormal closure.
@@ -292,8 +306,9 @@ final class SocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var pongDeadline: Scheduled<Void>?
     private var closeDeadline: Scheduled<Void>?
 
-    init(socket: SocketConnection, response: HTTPResponseHead, url: URL, offered: [String]) {
+    init(socket: SocketConnection, response: HTTPResponseHead, url: URL, offered: [String], loop: any EventLoop) {
         self.socket = socket
+        self.loop = loop
         self.response = response
         self.url = url
         self.offered = offered
@@ -302,11 +317,21 @@ final class SocketHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        let chosen = response.headers.first(name: "Sec-WebSocket-Protocol")
-        if let chosen, !offered.contains(chosen) {
-            outcome = .failure(
-                WebSocketError.upgradeRefused("the server chose the subprotocol \(chosen), which was not offered"))
-            socket.end(outcome!)
+        do {
+            let chosen = response.headers.first(name: "Sec-WebSocket-Protocol")
+            if let chosen, !offered.contains(chosen) {
+                throw WebSocketError.upgradeRefused("the server chose the subprotocol \(chosen), which was not offered")
+            }
+            if let agreement = try PerMessageDeflate.agreement(
+                from: response.headers, offer: socket.options.compression)
+            {
+                deflate = try PerMessageDeflate(agreement)
+                reader = WebSocketFrameReader(
+                    maximumMessageBytes: reader.maximumMessageBytes, acceptsCompressedMessages: true)
+            }
+        } catch {
+            outcome = .failure(error)
+            socket.end(.failure(error))
             context.close(promise: nil)
             return
         }
@@ -323,6 +348,12 @@ final class SocketHandler: ChannelInboundHandler, RemovableChannelHandler {
                 bound.value.keepAliveTick()
             }
         }
+        if !context.channel.isActive {
+            // The connection closed while NIO's upgrade handler was still taking the 101: this handler will
+            // not be told, so the socket ends here, in the next turn of the loop, as a lost connection.
+            // (A frame that came in the same read as the 101 and the connection's end may not reach it.)
+            context.eventLoop.execute { bound.value.connectionClosed() }
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -336,8 +367,22 @@ final class SocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .none:
             break
         case .message(let message):
-            guard outcome == nil else { return }
-            if !socket.events.receive(message: message) { close(.goingAway, reason: "", thenDrop: true) }
+            deliver(message)
+        case .compressedMessage(let isText, let payload):
+            guard let deflate else { return fail(.protocolError, "a compressed message", context: context) }
+            do {
+                let inflated = try deflate.inflate(payload, limit: reader.maximumMessageBytes)
+                switch reader.inflated(inflated, isText: isText) {
+                case .message(let message): deliver(message)
+                case .fail(let code, let detail): fail(code, detail, context: context)
+                default: break
+                }
+            } catch WebSocketError.protocolViolation(let code, let detail) {
+                fail(code, detail, context: context)
+            } catch {
+                fail(
+                    .messageTooBig, "a message of over \(reader.maximumMessageBytes) bytes, inflated", context: context)
+            }
         case .ping(let payload):
             guard !sentClose else { return }
             write(.pong, Data(payload))
@@ -380,14 +425,55 @@ final class SocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        connectionClosed()
+        context.fireChannelInactive()
+    }
+
+    /// The connection is closed: the socket ends with the outcome set (by the closing handshake or a
+    /// failure), or as lost; its timers stop, and it lets go of this handler.
+    private func connectionClosed() {
         keepAlive?.cancel()
         pongDeadline?.cancel()
         closeDeadline?.cancel()
         socket.end(outcome ?? .failure(WebSocketError.closed(.abnormalClosure, reason: "the connection was lost")))
         socket.closed()
         keepAlive = nil
-        self.context = nil
-        context.fireChannelInactive()
+        context = nil
+    }
+
+    /// Passes a message on to the pool, unless the socket is ending.
+    private func deliver(_ message: WebSocketMessage) {
+        guard outcome == nil else { return }
+        if !socket.events.receive(message: message) { close(.goingAway, reason: "", thenDrop: true) }
+    }
+
+    /// Writes a message as one frame, compressed when permessage-deflate was agreed on.
+    func send(_ message: WebSocketMessage) -> EventLoopFuture<Void> {
+        guard let context else { return loop.makeFailedFuture(WebSocketError.notOpen) }
+        guard !sentClose else { return context.eventLoop.makeFailedFuture(WebSocketError.notOpen) }
+        let allocator = context.channel.allocator
+        var payload: ByteBuffer
+        let opcode: WebSocketOpcode
+        switch message {
+        case .text(let text):
+            payload = allocator.buffer(string: text)
+            opcode = .text
+        case .binary(let data):
+            payload = allocator.buffer(bytes: data)
+            opcode = .binary
+        }
+        var compressed = false
+        // An empty message goes as it is: zlib has nothing to flush for it.
+        if let deflate, payload.readableBytes > 0 {
+            do {
+                payload = try deflate.compress(payload, allocator: allocator)
+                compressed = true
+            } catch {
+                return context.eventLoop.makeFailedFuture(error)
+            }
+        }
+        let frame = WebSocketFrame(fin: true, rsv1: compressed, opcode: opcode, maskKey: .random(), data: payload)
+        return context.writeAndFlush(wrapOutboundOut(frame))
     }
 
     /// Sends a close frame with `code` and waits for the server's (or drops the connection at once when

@@ -43,6 +43,18 @@ func webSocketGuide() async throws {
     let live = try await pool.webSocket(Chat.room("live"), options: options)
     print(live.subprotocol ?? "the server chose no subprotocol")
 
+    let lean = WebSocketOptions(
+        compression: WebSocketCompression(clientContextTakeover: false, serverMaximumWindowBits: 10))
+    let ticker = try await pool.webSocket(Chat.room("ticker"), options: lean)
+    try await ticker.send("subscribe")
+
+    let feed = try await pool.webSocket(
+        Chat.room("scores"), id: "scores",
+        options: WebSocketOptions(reconnection: WebSocketReconnection(maximumAttempts: 8, maximumDelay: 60)))
+    for try await message in feed {
+        print(message, "after", feed.reconnections, "reconnections")
+    }
+
     do {
         for try await message in live { print(message) }
     } catch NetworkError.transport(let error as WebSocketError) {

@@ -91,7 +91,8 @@ struct TokenAuthenticator: Authenticator {
 
 @Suite(
     "WebSockets over NIOTransport, against the websockets package's server and hostile ones",
-    .enabled(if: WebSocketPeers.isAvailable || ProcessInfo.processInfo.environment["CI"] == "true"))
+    .enabled(if: WebSocketPeers.isAvailable || ProcessInfo.processInfo.environment["CI"] == "true"),
+    .timeLimit(.minutes(1)))
 struct WebSocketNIOTests {
     let transport = NIOTransport()
 
@@ -261,17 +262,132 @@ struct WebSocketNIOTests {
         #expect(pool.activeTasks.isEmpty)
     }
 
-    @Test("a message past the limit closes with 1009 and fails as too large")
-    func tooLarge() async throws {
+    @Test(
+        "a message past the limit closes with 1009 and fails as too large: one of 4,000 bytes in two fragments, and one compressed into 1 KB that inflates to 1 MB (the limit holds for the inflated size)",
+        arguments: [("/huge", 3_000), ("/deflate-bomb", 100_000)])
+    func tooLarge(_ path: String, limit: Int) async throws {
         let peers = try WebSocketPeers()
         let socket = try await pool().webSocket(
-            SocketEndpoint(url: peers.hostile("/huge")), options: .init(maximumMessageBytes: 3_000))
+            SocketEndpoint(url: peers.hostile(path)), options: .init(maximumMessageBytes: limit))
         do {
             for try await _ in socket {}
-            Issue.record("the reader did not fail")
-        } catch NetworkError.responseTooLarge(let limit) {
-            #expect(limit == 3_000)
+            Issue.record("\(path): the reader did not fail")
+        } catch NetworkError.responseTooLarge(let reported) {
+            #expect(reported == limit)
         }
+        #expect(socket.task.state == .failed)
+    }
+
+    @Test(
+        "permessage-deflate, offered by default: every message compressed, the context kept, the server's inflated",
+        arguments: [
+            (WebSocketCompression(), "permessage-deflate; client_max_window_bits", true),
+            (
+                WebSocketCompression(clientContextTakeover: false, serverMaximumWindowBits: 10),
+                "permessage-deflate; client_max_window_bits; client_no_context_takeover; server_max_window_bits=10",
+                false
+            ),
+        ])
+    func deflate(_ compression: WebSocketCompression, offer: String, keepsContext: Bool) async throws {
+        let peers = try WebSocketPeers()
+        let socket = try await pool().webSocket(
+            SocketEndpoint(url: peers.hostile("/deflate")), options: .init(compression: compression))
+        var iterator = socket.makeAsyncIterator()
+        #expect(try await iterator.next() == .text(offer))
+        let message = String(repeating: "a chat message, ", count: 20)
+        var wire: [Int] = []
+        for sent in [WebSocketMessage.text(message), .text(message), .binary(Data(message.utf8)), .binary(Data())] {
+            try await socket.send(sent)
+            let report = try await iterator.next()
+            guard case .text(let text)? = report, let length = Int(text.split(separator: "=").last ?? "") else {
+                Issue.record("no report: \(String(describing: report))")
+                return
+            }
+            // An empty message goes uncompressed; every other one with RSV1 set.
+            #expect(text.hasPrefix(sent == .binary(Data()) ? "rsv1=0" : "rsv1=1"), "\(text)")
+            wire.append(length)
+            #expect(try await iterator.next() == sent)
+        }
+        #expect(wire[0] < message.utf8.count / 4)
+        // With the context kept, the same message again refers to the first; without, it costs the same.
+        #expect(keepsContext ? wire[1] < wire[0] : wire[1] == wire[0], "\(wire)")
+        #expect(wire[3] == 0)
+        await socket.close()
+        #expect(socket.closeCode == .normalClosure)
+    }
+
+    @Test("an extension the client did not offer fails the opening: another one, or compression when none was offered")
+    func unofferedExtensions() async throws {
+        let peers = try WebSocketPeers()
+        let pool = pool()
+        for (path, compression) in [("/deflate-unoffered", WebSocketCompression()), ("/deflate", nil)] {
+            do {
+                _ = try await pool.webSocket(
+                    SocketEndpoint(url: peers.hostile(path)), options: .init(compression: compression))
+                Issue.record("\(path): the opening did not fail")
+            } catch {
+                let reason: String? =
+                    if case .transport(WebSocketError.upgradeRefused(let reason)) = error { reason } else { nil }
+                #expect(reason?.contains("not offered") == true, "\(path): \(error)")
+            }
+        }
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test("with compression off, nothing is offered and messages go plain (the server fails a frame marked compressed)")
+    func uncompressed() async throws {
+        let peers = try WebSocketPeers()
+        let socket = try await pool().webSocket(
+            SocketEndpoint(url: peers.real("/echo")), options: .init(compression: nil))
+        try await socket.send("plain")
+        var iterator = socket.makeAsyncIterator()
+        #expect(try await iterator.next() == .text("plain"))
+        await socket.close()
+    }
+
+    @Test(
+        "with a reconnection policy, a socket dropped twice opens again each time: one sequence of messages, each reconnection logged, then a normal close"
+    )
+    func reconnects() async throws {
+        let peers = try WebSocketPeers()
+        let logger = InMemoryLogger()
+        let pool = pool(logger: logger)
+        let socket = try await pool.webSocket(
+            SocketEndpoint(url: peers.hostile("/flaky")), id: "flaky",
+            options: .init(reconnection: WebSocketReconnection(initialDelay: 0.05, maximumDelay: 0.2)))
+        var iterator = socket.makeAsyncIterator()
+        for index in 1...3 {
+            #expect(try await iterator.next() == .text("connection \(index)"))
+            // Read: the server drops the first two connections on this answer.
+            if index < 3 { try await socket.send("read \(index)") }
+        }
+        try await socket.send("still here")
+        #expect(try await iterator.next() == .text("still here"))
+        #expect(socket.reconnections == 2)
+        #expect(pool.activeTasks.map(\.id) == ["flaky"])
+        await socket.close()
+        #expect(socket.task.state == .completed)
+        #expect(socket.closeCode == .normalClosure)
+        #expect(logger.count(.reconnected) == 2)
+        #expect(logger.count(.retrying) == 2)
+        #expect(logger.count(.finished) == 1)
+        #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test("without a reconnection policy, or after the server's normal close, a socket does not open again")
+    func noReconnection() async throws {
+        let peers = try WebSocketPeers()
+        let logger = InMemoryLogger()
+        let pool = pool(logger: logger)
+        let dropped = try await pool.webSocket(SocketEndpoint(url: peers.hostile("/drop")))
+        await #expect(throws: NetworkError.self) { for try await _ in dropped {} }
+        let normal = try await pool.webSocket(
+            SocketEndpoint(url: peers.real("/close/1000")), options: .init(reconnection: WebSocketReconnection()))
+        try await normal.send("bye")
+        for try await _ in normal {}
+        #expect(normal.task.state == .completed)
+        #expect(logger.count(.reconnected) + logger.count(.retrying) == 0)
+        #expect(pool.activeTasks.isEmpty)
     }
 
     @Test("a connection dropped without a close frame: the messages before it, then an abnormal closure")
@@ -305,10 +421,18 @@ struct WebSocketNIOTests {
         }
     }
 
-    @Test("openings that never become a socket: no answer (the timeout), a wrong accept key, a 200")
+    @Test("openings that never become a socket: no answer (the timeout), a wrong accept key, a 200, an ftp URL")
     func failedOpenings() async throws {
         let peers = try WebSocketPeers()
         let pool = pool()
+        do {
+            _ = try await pool.webSocket(SocketEndpoint(url: "ftp://127.0.0.1:\(peers.hostile)/x"))
+            Issue.record("an ftp URL was opened")
+        } catch {
+            let refusal: URLError? = if case .transport(let error as URLError) = error { error } else { nil }
+            #expect(refusal?.code == .unsupportedURL)
+            #expect(refusal?.localizedDescription.contains("ws, wss, http and https URLs only, not ftp") == true)
+        }
         do {
             _ = try await pool.webSocket(SocketEndpoint(url: peers.hostile("/silent"), timeout: 0.5))
             Issue.record("a silent server's opening did not fail")

@@ -36,6 +36,8 @@ public struct InspectedTask: Hashable, Sendable, Codable {
             case redirect
             /// Nothing arrived for the pool's stall threshold.
             case stalled
+            /// A WebSocket whose connection was lost opened again.
+            case reconnected
         }
 
         /// What happened.

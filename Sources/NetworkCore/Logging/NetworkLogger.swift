@@ -27,6 +27,9 @@ public struct TaskEvent: Sendable {
         case redirected
         /// An attempt failed and the task will be sent again after ``TaskEvent/delay``; ``TaskEvent/error`` says why.
         case retrying
+        /// A WebSocket whose connection was lost is open again (``WebSocketOptions/reconnection``);
+        /// ``TaskEvent/attempt`` is the attempt that opened it.
+        case reconnected
         /// The credential was renewed while this task waited for it.
         case credentialRefreshed
         /// Nothing was sent or received for the pool's stall threshold (``TaskEvent/silence`` says how long);
@@ -44,7 +47,7 @@ public struct TaskEvent: Sendable {
     public enum Level: Int, Sendable, Comparable, CaseIterable {
         /// Started, redirected.
         case debug
-        /// Finished, cancelled, credential renewed.
+        /// Finished, cancelled, reconnected, credential renewed.
         case info
         /// Retrying, stalled.
         case warning
@@ -128,12 +131,12 @@ public struct TaskEvent: Sendable {
         self.silence = silence
     }
 
-    /// The event's level: debug for started and redirected; info for finished, cancelled and
+    /// The event's level: debug for started and redirected; info for finished, cancelled, reconnected and
     /// credential renewals; warning for retries and stalls; error for failures.
     public var level: Level {
         switch kind {
         case .queued, .started, .redirected: .debug
-        case .finished, .cancelled, .credentialRefreshed: .info
+        case .finished, .cancelled, .reconnected, .credentialRefreshed: .info
         case .retrying, .stalled: .warning
         case .failed: .error
         }

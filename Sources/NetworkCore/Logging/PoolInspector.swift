@@ -279,6 +279,7 @@ public final class PoolInspector: NetworkLogger, @unchecked Sendable {
             detail = [event.statusCode.map(String.init), event.redirectURL.map { "to \($0)" }].compactMap { $0 }
                 .joined(separator: " ")
         case .stalled: kind = .stalled
+        case .reconnected: kind = .reconnected
         default: return nil
         }
         // A retry's event already counts the attempt to come; the mark belongs to the one that failed.

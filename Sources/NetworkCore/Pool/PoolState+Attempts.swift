@@ -269,6 +269,12 @@ extension PoolState {
         }
     }
 
+    /// The task's `attempt` opened it again after it had been open (a socket's reconnection): logged.
+    mutating func reopened(_ key: TaskKey, attempt: Int, at now: UInt64, into effects: inout Effects) {
+        let current = update(key) { record in record.attempt == attempt && record.outcome == nil } ?? false
+        if current { log(.reconnected, key, at: now, into: &effects) }
+    }
+
     /// The wait before the task's next attempt is over: it begins.
     mutating func retryDue(_ key: TaskKey, at now: UInt64, into effects: inout Effects) {
         let begin = update(key) { record -> Begin? in

@@ -295,6 +295,9 @@ extension TaskPool {
     @discardableResult
     func finish(_ task: DataTask, with answer: Answer) -> Outcome? {
         let outcome = outcome(of: answer, for: task)
+        if case .failure(let error) = outcome, let wait = task.plan.delivery?.reopens(after: error) {
+            return reopen(task, attempt: answer.attempt, after: error, wait: wait)
+        }
         let failure = retryable(outcome, of: task, attempt: answer.attempt)
         let final = failure == nil ? cacheFallback(for: outcome, of: task) : outcome
         let finished = mutate { state, effects in
@@ -374,6 +377,29 @@ extension TaskPool {
             return .transport(URLError(.networkConnectionLost))
         case .success, .failure(.cancelled): return nil
         case .failure(let error): return error
+        }
+    }
+
+    /// The kind opens the task's transfer again by its own policy (a socket's reconnection) after `wait`:
+    /// the retriers are not asked. Returns the task's outcome when it had ended meanwhile (a cancel).
+    private func reopen(_ task: DataTask, attempt: Int, after failure: NetworkError, wait: TimeInterval) -> Outcome? {
+        let now = MonotonicClock.now()
+        let finished = mutate { state, effects in
+            let finished = state.finished(
+                task.key, attempt: attempt, with: .failure(failure), retrying: failure, at: now, into: &effects)
+            if case .deciding = finished {
+                state.retryDecided(task.key, attempt: attempt, .retry(after: wait), at: now, into: &effects)
+            }
+            return finished
+        }
+        if case .ended(let outcome) = finished { return outcome }
+        return nil
+    }
+
+    /// The receiver's answer opened its task again after it had been open (a socket's reconnection).
+    func reopened(_ receiver: TransferReceiver) {
+        mutate { state, effects in
+            state.reopened(receiver.task.key, attempt: receiver.attempt, at: MonotonicClock.now(), into: &effects)
         }
     }
 

@@ -72,6 +72,7 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Se
                 return false
             }
             delivering = true
+            if delivery.reopened { pool.reopened(self) }
         } else {
             if length > task.plan.maximumResponseBytes {
                 end(.failure(NetworkError.responseTooLarge(limit: task.plan.maximumResponseBytes)))

@@ -667,6 +667,16 @@ extension DocCommentContext {
     }
 }
 
+// Sources/NetworkCore/Pool/Kinds/Socket/WebSocketReconnection.swift
+extension DocCommentContext {
+    static func webSocketReconnection() {
+        // DOC Sources/NetworkCore/Pool/Kinds/Socket/WebSocketReconnection.swift-BEGIN
+        let options = WebSocketOptions(reconnection: WebSocketReconnection(maximumAttempts: 8, maximumDelay: 60))
+        // DOC Sources/NetworkCore/Pool/Kinds/Socket/WebSocketReconnection.swift-END
+        _ = options
+    }
+}
+
 // Sources/NetworkCore/Transport/WebSocket/WebSocketCloseCode.swift
 extension DocCommentContext {
     static func webSocketCloseCode(socket: WebSocket) async throws {
@@ -674,6 +684,16 @@ extension DocCommentContext {
         await socket.close(.normalClosure, reason: "done")
         if socket.closeCode == .goingAway { print("the server is restarting") }
         // DOC Sources/NetworkCore/Transport/WebSocket/WebSocketCloseCode.swift-END
+    }
+}
+
+// Sources/NetworkCore/Transport/WebSocket/WebSocketCompression.swift
+extension DocCommentContext {
+    static func webSocketCompression() {
+        // DOC Sources/NetworkCore/Transport/WebSocket/WebSocketCompression.swift-BEGIN
+        let options = WebSocketOptions(compression: WebSocketCompression(clientContextTakeover: false))
+        // DOC Sources/NetworkCore/Transport/WebSocket/WebSocketCompression.swift-END
+        _ = options
     }
 }
 

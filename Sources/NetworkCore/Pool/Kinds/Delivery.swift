@@ -79,6 +79,15 @@ protocol Delivery: AnyObject, Sendable {
 
     /// The server's close frame arrived on an open socket.
     func receive(closeCode: WebSocketCloseCode, reason: String)
+
+    /// The wait before the task's transfer opens again by the kind's own policy after `failure` (a
+    /// socket's ``WebSocketReconnection``), or `nil` to leave the failure to the retriers. Asked once per
+    /// failed attempt.
+    func reopens(after failure: NetworkError) -> TimeInterval?
+
+    /// Whether the answer just begun opened the task again after it had been open (a socket's
+    /// reconnection, which the pool logs as ``TaskEvent/Kind/reconnected``).
+    var reopened: Bool { get }
 }
 
 extension Delivery {
@@ -104,4 +113,6 @@ extension Delivery {
     var isLongLived: Bool { false }
     func receive(message: WebSocketMessage) throws(NetworkError) {}
     func receive(closeCode: WebSocketCloseCode, reason: String) {}
+    func reopens(after failure: NetworkError) -> TimeInterval? { nil }
+    var reopened: Bool { false }
 }

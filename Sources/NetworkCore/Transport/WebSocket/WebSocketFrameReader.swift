@@ -44,6 +44,9 @@ public struct WebSocketFrameReader: Sendable {
         case ping(Data)
         /// A pong: the connection is alive.
         case pong(Data)
+        /// A whole message the server compressed (permessage-deflate, RFC 7692), its payload as it came:
+        /// the transport inflates it, then checks it with ``inflated(_:isText:)``.
+        case compressedMessage(isText: Bool, Data)
         /// The server closes with this code (``WebSocketCloseCode/noStatusReceived`` when it gave none) and
         /// reason: answer with a close frame, then the socket is closed.
         case close(WebSocketCloseCode, reason: String)
@@ -51,15 +54,20 @@ public struct WebSocketFrameReader: Sendable {
         case fail(WebSocketCloseCode, String)
     }
 
-    /// The most bytes one message may have.
+    /// The most bytes one message may have (compressed, as it comes, and once inflated).
     public let maximumMessageBytes: Int
-    private var message: (opcode: UInt8, bytes: Data)?
+    /// Whether permessage-deflate was agreed on: a data message's first frame may then set RSV1, for a
+    /// compressed message.
+    public let acceptsCompressedMessages: Bool
+    private var message: (opcode: UInt8, bytes: Data, compressed: Bool)?
     private var validator = UTF8Validator()
     private var failed = false
 
-    /// A reader that takes messages of up to `maximumMessageBytes`.
-    public init(maximumMessageBytes: Int) {
+    /// A reader that takes messages of up to `maximumMessageBytes`, compressed ones too when
+    /// `acceptsCompressedMessages` (permessage-deflate was agreed on).
+    public init(maximumMessageBytes: Int, acceptsCompressedMessages: Bool = false) {
         self.maximumMessageBytes = max(0, maximumMessageBytes)
+        self.acceptsCompressedMessages = acceptsCompressedMessages
     }
 
     /// Reads the next frame. Once a frame has failed, every later one fails too: the connection is over.
@@ -74,7 +82,12 @@ public struct WebSocketFrameReader: Sendable {
     }
 
     private mutating func apply(_ frame: Frame) -> Action {
-        if frame.reservedBits != 0 { return .fail(.protocolError, "a reserved bit is set, with no extension agreed") }
+        // RSV1 marks a compressed message, on its first frame only, once permessage-deflate was agreed on.
+        let compressed =
+            frame.reservedBits == 0b100 && acceptsCompressedMessages && (frame.opcode == 1 || frame.opcode == 2)
+        if frame.reservedBits != 0, !compressed {
+            return .fail(.protocolError, "a reserved bit is set, with no extension agreed for it")
+        }
         if frame.masked { return .fail(.protocolError, "a frame from the server is masked") }
         switch frame.opcode {
         case 0x8, 0x9, 0xA:
@@ -87,7 +100,7 @@ public struct WebSocketFrameReader: Sendable {
             }
         case 0x1, 0x2:
             guard message == nil else { return .fail(.protocolError, "a new message began before the last ended") }
-            message = (frame.opcode, Data())
+            message = (frame.opcode, Data(), compressed)
             validator = UTF8Validator()
             return append(frame)
         case 0x0:
@@ -99,11 +112,11 @@ public struct WebSocketFrameReader: Sendable {
     }
 
     private mutating func append(_ frame: Frame) -> Action {
-        guard let (opcode, start) = message else { return .none }
+        guard let (opcode, start, compressed) = message else { return .none }
         guard frame.payload.count <= maximumMessageBytes - start.count else {
             return .fail(.messageTooBig, "a message of over \(maximumMessageBytes) bytes")
         }
-        if opcode == 0x1 {
+        if opcode == 0x1, !compressed {
             guard validator.take(frame.payload, final: frame.fin) else {
                 return .fail(.invalidPayload, "a text message that is not UTF-8")
             }
@@ -112,11 +125,26 @@ public struct WebSocketFrameReader: Sendable {
         var bytes = start
         if bytes.isEmpty { bytes = frame.payload } else { bytes.append(frame.payload) }
         guard frame.fin else {
-            message = (opcode, bytes)
+            message = (opcode, bytes, compressed)
             return .none
         }
         message = nil
+        if compressed { return .compressedMessage(isText: opcode == 0x1, bytes) }
         return .message(opcode == 0x1 ? .text(String(decoding: bytes, as: UTF8.self)) : .binary(bytes))
+    }
+
+    /// A compressed message once its transport inflated it: the message, or the rule it broke (a message
+    /// past the limit, text that is not UTF-8).
+    public func inflated(_ bytes: Data, isText: Bool) -> Action {
+        guard bytes.count <= maximumMessageBytes else {
+            return .fail(.messageTooBig, "a message of over \(maximumMessageBytes) bytes, inflated")
+        }
+        guard isText else { return .message(.binary(bytes)) }
+        var validator = UTF8Validator()
+        guard validator.take(bytes, final: true) else {
+            return .fail(.invalidPayload, "a text message that is not UTF-8")
+        }
+        return .message(.text(String(decoding: bytes, as: UTF8.self)))
     }
 
     /// A close frame's code and reason, or the rule it broke.

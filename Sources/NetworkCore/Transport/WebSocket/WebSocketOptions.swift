@@ -23,16 +23,25 @@ public struct WebSocketOptions: Sendable, Equatable {
     /// How long to wait for the server's close frame after sending one, before the connection is closed
     /// anyway. Default: 5 s.
     public var closeTimeout: TimeInterval
+    /// permessage-deflate as offered, or `nil` to offer no compression. Default: offered, contexts kept.
+    /// A transport without it (or a server that does not agree) sends and takes messages uncompressed.
+    public var compression: WebSocketCompression?
+    /// How the socket opens again after its connection is lost, or `nil` (the default) to end it then.
+    /// Its messages stay one sequence across connections; ``TaskEvent/Kind/reconnected`` tells each.
+    public var reconnection: WebSocketReconnection?
 
     /// Options; every argument has the default its property describes.
     public init(
         subprotocols: [String] = [], maximumMessageBytes: Int? = nil, pingInterval: TimeInterval? = 30,
-        pongTimeout: TimeInterval = 10, closeTimeout: TimeInterval = 5
+        pongTimeout: TimeInterval = 10, closeTimeout: TimeInterval = 5,
+        compression: WebSocketCompression? = WebSocketCompression(), reconnection: WebSocketReconnection? = nil
     ) {
         self.subprotocols = subprotocols
         self.maximumMessageBytes = maximumMessageBytes
         self.pingInterval = pingInterval
         self.pongTimeout = pongTimeout
         self.closeTimeout = closeTimeout
+        self.compression = compression
+        self.reconnection = reconnection
     }
 }

@@ -7,22 +7,39 @@ import Foundation
 /// A socket task's ``Delivery``: the transfer is opened through the transport's WebSocket capability, an
 /// answer is the socket's only when it is `101 Switching Protocols`, and the messages go to the caller's
 /// ``WebSocket`` through a ``BodyStream`` (so that a reader who falls behind pauses the connection's
-/// reading). The task lives as long as the socket: it takes no slot and has no deadline. It is not sent
-/// again once open; before, it is retried as any request (a `401` renews the credential once).
+/// reading). The task lives as long as the socket: it takes no slot and has no deadline. Before it is
+/// open, it is retried as any request (a `401` renews the credential once); once it has been open, it
+/// opens again only by its ``WebSocketReconnection``, its messages one sequence across connections.
 final class SocketDelivery: Delivery, Sendable {
     let options: WebSocketOptions
     /// The messages, joined by the transport, for the caller to read.
     let messages: BodyStream<SocketMessages>
     private let state = Locked<State>(State())
+    /// Draws the jitter of a reconnection's wait, from -1 to 1.
+    private let random: @Sendable () -> Double
 
     private struct State: Sendable {
+        /// The connection while it is open.
         var connection: (any WebSocketConnection)?
+        /// The connection of the transfer that is opening, until its answer begins.
+        var opening: (any WebSocketConnection)?
+        /// Whether the current transfer's answer has begun (the socket is open).
+        var begun = false
+        /// Whether the current attempt opened the socket (it stays set after its transfer ends).
+        var attemptOpened = false
         var closeFrame: (code: WebSocketCloseCode, reason: String)?
+        /// How many times the socket has opened.
+        var opens = 0
+        /// Attempts to open again since the server last sent a message.
+        var attemptsInARow = 0
+        /// The app closed the socket: it does not open again.
+        var closing = false
     }
 
     /// A delivery with `options`, whose message limit is set.
-    init(options: WebSocketOptions) {
+    init(options: WebSocketOptions, random: @escaping @Sendable () -> Double = { Double.random(in: -1...1) }) {
         self.options = options
+        self.random = random
         messages = BodyStream(elementLimit: options.maximumMessageBytes ?? .max, decoder: SocketMessages())
     }
 
@@ -38,19 +55,71 @@ final class SocketDelivery: Delivery, Sendable {
 
     var isLongLived: Bool { true }
 
-    func begin(_ head: HTTPURLResponse) throws(NetworkError) { try messages.begin(head) }
+    /// The socket is open: its connection is the one to send on before the caller, waiting for the head,
+    /// is resumed.
+    func begin(_ head: HTTPURLResponse) throws(NetworkError) {
+        state.withLock { state in
+            state.opens += 1
+            state.begun = true
+            state.attemptOpened = true
+            if let opening = state.opening { state.connection = opening }
+            state.opening = nil
+        }
+        try messages.begin(head)
+    }
+
+    var reopened: Bool { state.withLock { $0.opens > 1 } }
+
+    /// The connection is over (the task may open another).
+    func transferEnded(complete: Bool) throws(NetworkError) {
+        state.withLock { state in
+            state.connection = nil
+            state.begun = false
+        }
+    }
+
+    func reopens(after failure: NetworkError) -> TimeInterval? {
+        guard let policy = options.reconnection, WebSocketReconnection.reconnects(after: failure) else { return nil }
+        let attempt = state.withLock { state -> Int? in
+            guard state.opens > 0, !state.closing, state.attemptsInARow < policy.maximumAttempts else { return nil }
+            state.attemptsInARow += 1
+            return state.attemptsInARow
+        }
+        return attempt.map { policy.delay(before: $0, random: random()) }
+    }
+
+    /// The app closes the socket: the open connection, if any, is returned to be closed; none opens again.
+    func close() -> (any WebSocketConnection)? {
+        state.withLock { state in
+            state.closing = true
+            return state.connection
+        }
+    }
 
     /// An open socket's answer has no body: whatever bytes come are not messages.
     func write(_ data: Data) throws(NetworkError) {}
 
     func attach(_ control: any TransportControl) {
-        if let connection = control as? any WebSocketConnection { state.withLock { $0.connection = connection } }
+        if let connection = control as? any WebSocketConnection {
+            // Open once its answer has begun, which may have come before the transport returned it.
+            state.withLock { state in
+                if state.begun { state.connection = connection } else { state.opening = connection }
+            }
+        }
         messages.attach(control)
     }
 
-    var allowsRetry: Bool { messages.allowsRetry }
+    /// An attempt begins: it has not opened the socket yet.
+    func prepare(_ request: inout URLRequest) {
+        state.withLock { $0.attemptOpened = false }
+    }
+
+    /// An attempt that did not open the socket is retried as any request (a `401` renews the credential,
+    /// the first opening or a reconnection's); one that opened it goes again only by its reconnection.
+    var allowsRetry: Bool { state.withLock { !$0.attemptOpened } }
 
     func receive(message: WebSocketMessage) throws(NetworkError) {
+        state.withLock { $0.attemptsInARow = 0 }
         try messages.deliver(message, bytes: message.byteCount)
     }
 
@@ -61,15 +130,21 @@ final class SocketDelivery: Delivery, Sendable {
     /// The task ended: the connection is let go (it reports to the task's receiver, which holds the task,
     /// which holds this delivery: kept, none of them would be freed).
     func taskEnded(with outcome: DataTask.Outcome) {
-        state.withLock { $0.connection = nil }
+        state.withLock { state in
+            state.connection = nil
+            state.opening = nil
+        }
         messages.taskEnded(with: outcome)
     }
 
-    /// The connection the transport returned, once it has.
+    /// The connection while it is open.
     var connection: (any WebSocketConnection)? { state.withLock { $0.connection } }
 
     /// The server's close frame, once it came.
     var closeFrame: (code: WebSocketCloseCode, reason: String)? { state.withLock { $0.closeFrame } }
+
+    /// How many times the socket has opened again.
+    var reconnections: Int { state.withLock { max(0, $0.opens - 1) } }
 }
 
 /// A socket's messages as a ``BodyStream`` holds them: the transport joins them, so no bytes are decoded here.

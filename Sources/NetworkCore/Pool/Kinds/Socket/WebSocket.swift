@@ -46,7 +46,8 @@ public final class WebSocket: AsyncSequence, Sendable {
     /// Sends a message; returns once the connection has taken it, so that a sender waits while the
     /// connection is busy.
     /// - Throws: ``NetworkError/transport(_:)`` with ``WebSocketError/notOpen`` once the socket is closing
-    ///   or closed, or with the connection's error.
+    ///   or closed, or while it waits to open again after losing its connection; or with the connection's
+    ///   error.
     public func send(_ message: WebSocketMessage) async throws(NetworkError) {
         guard let connection = delivery.connection, task.error == nil, task.state == .running else {
             throw .transport(WebSocketError.notOpen)
@@ -69,10 +70,21 @@ public final class WebSocket: AsyncSequence, Sendable {
     /// Closes the socket with `code` and `reason`, and returns once it is closed: when the server has
     /// answered with its close frame, or after the options' `closeTimeout`. Messages that arrived before
     /// stay to be read.
+    ///
+    /// While the socket waits to open again (``WebSocketOptions/reconnection``), there is no connection
+    /// to close: the socket ends at once, as cancelled.
     public func close(_ code: WebSocketCloseCode = .normalClosure, reason: String = "") async {
-        delivery.connection?.close(code, reason: reason)
+        if let connection = delivery.close() {
+            connection.close(code, reason: reason)
+        } else {
+            open.end(with: .cancelled)
+        }
         await open.ended()
     }
+
+    /// How many times the socket has opened again after losing its connection
+    /// (``WebSocketOptions/reconnection``).
+    public var reconnections: Int { delivery.reconnections }
 
     /// Reads the messages.
     public func makeAsyncIterator() -> Iterator { Iterator(open: open) }
