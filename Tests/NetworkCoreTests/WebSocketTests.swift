@@ -469,6 +469,36 @@ struct WebSocketPoolTests {
         #expect(pool.activeTasks.isEmpty)
     }
 
+    @Test(
+        "a socket's row: open, its messages and bytes each way, its last activity; not open while it waits to open again; in the inspector too"
+    )
+    func row() async throws {
+        let inspector = PoolInspector()
+        let (transport, pool, socket) = try await Self.openSocket(
+            .init(inspector: inspector), id: "row",
+            options: .init(reconnection: WebSocketReconnection(initialDelay: 60, jitter: 0)))
+        let opened = try #require(pool.activeTaskSnapshots.first)
+        #expect(opened.phase == "open")
+        #expect(opened.socket == SocketActivity(isOpen: true))
+        try await socket.send("hello")
+        try await socket.send(Data([1, 2, 3]))
+        #expect(transport.push(.text("héllo"), at: 0))
+        let row = try #require(pool.activeTaskSnapshots.first?.socket)
+        let counts: [Int] = [row.messagesSent, row.bytesSent, row.messagesReceived, row.bytesReceived]
+        #expect(counts == [2, 8, 1, 6])
+        #expect(row.isOpen)
+        #expect(row.lastActivity != nil)
+        #expect(row.summary == "sent 2 (8 B), received 1 (6 B)")
+        #expect(pool.debugDescription.contains("sent 2 (8 B), received 1 (6 B)"))
+        #expect(inspector.inspection.active.first?.socket == row)
+        transport.drop(0)
+        let away = try #require(pool.activeTaskSnapshots.first)
+        #expect(away.phase == "backing off before attempt 2")
+        #expect(away.socket?.isOpen == false)
+        #expect(away.socket?.messagesReceived == 1)
+        pool.cancelAll()
+    }
+
     @Test("no reconnection after a cancel, or when the app closes while the socket waits to open again")
     func noReconnection() async throws {
         let logger = InMemoryLogger()

@@ -105,8 +105,10 @@ public struct InspectedTask: Hashable, Sendable, Codable {
     /// Bytes sent and received in a running task's current attempt, what they come to, and the rate;
     /// `nil` once it has ended (each attempt's bytes are in ``timings``).
     public let progress: TransferProgress?
-    /// Retries, credential renewals, redirects and stalls, in order.
+    /// Retries, credential renewals, redirects, stalls and reconnections, in order.
     public let marks: [Mark]
+    /// For a running WebSocket, its messages each way and whether it is open; `nil` otherwise.
+    public var socket: SocketActivity?
     /// Heads, bodies and `curl`, in ``PoolInspector/task(id:)`` only.
     public var details: Details?
 }

@@ -182,11 +182,13 @@ public final class PoolInspector: NetworkLogger, @unchecked Sendable {
     private func inspect(_ task: DataTask, queuePosition: Int?) -> InspectedTask {
         let snapshot = task.snapshot
         let marks = lock.withLock { self.marks[task.id] } ?? []
-        return InspectedTask(
+        var inspected = InspectedTask(
             id: task.id, service: task.service, method: task.method, url: snapshot.url,
             state: snapshot.phase == DataTask.Phase.queued.description ? .queued : .running, phase: snapshot.phase,
             queuePosition: queuePosition, statusCode: nil, source: nil, error: nil, attempts: snapshot.attempt,
             elapsed: snapshot.elapsed, timings: task.timings, progress: snapshot.progress, marks: marks, details: nil)
+        inspected.socket = snapshot.socket
+        return inspected
     }
 
     /// The record's row, made once, when first asked for.

@@ -184,11 +184,15 @@ public final class DataTask: @unchecked Sendable {
         let now = MonotonicClock.now()
         // A task checking a stored answer with the server says so (its request carries the validators).
         let validating = plan.cache?.validating != nil && view.phase != .queued ? ", validating a stored answer" : ""
-        return TaskSnapshot(
-            id: id, service: service, method: method, url: redactedURL,
-            phase: view.phase.description + validating, attempt: view.attempts, redirects: view.meter.redirects,
-            elapsed: view.meter.elapsed(at: now), bytesReceived: view.meter.bytesReceived,
-            progress: view.meter.progress(at: now), startDate: startDate)
+        // A socket is "open" while its connection is, whatever bytes it has seen.
+        let socket = (plan.delivery as? SocketDelivery)?.activity
+        let phase = socket?.isOpen == true && view.phase != .ended ? "open" : view.phase.description + validating
+        var snapshot = TaskSnapshot(
+            id: id, service: service, method: method, url: redactedURL, phase: phase, attempt: view.attempts,
+            redirects: view.meter.redirects, elapsed: view.meter.elapsed(at: now),
+            bytesReceived: view.meter.bytesReceived, progress: view.meter.progress(at: now), startDate: startDate)
+        snapshot.socket = socket
+        return snapshot
     }
 
     /// Where the body of `request`, the first request of an attempt or a redirect's next one, comes from:

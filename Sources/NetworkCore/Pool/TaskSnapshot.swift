@@ -31,15 +31,18 @@ public struct TaskSnapshot: Hashable, Sendable, Codable {
     /// Its place in the pool's queue, from 1, while it waits for a slot (phase `"queued"`); `nil` when it
     /// runs, or in a snapshot taken of the task alone (``DataTask/snapshot``).
     public var queuePosition: Int?
+    /// For a WebSocket, its messages each way and whether it is open (its ``phase`` is then `"open"`);
+    /// `nil` for any other task.
+    public var socket: SocketActivity?
 
     /// The row as table cells: id, service, method, url, state, attempt, redirects, elapsed ms, bytes,
-    /// progress, rate.
+    /// progress (a socket's messages each way), rate.
     var cells: [String] {
         let share = progress.fractionCompleted.map { " (\(Int(($0 * 100).rounded(.down))) %)" } ?? ""
         return [
             id, service, method, url, phase + (queuePosition.map { " #\($0)" } ?? ""), String(attempt),
             String(redirects),
-            String(Int((elapsed * 1000).rounded())), String(bytesReceived), progress.summary + share,
+            String(Int((elapsed * 1000).rounded())), String(bytesReceived), socket?.summary ?? progress.summary + share,
             progress.bytesPerSecond > 0 ? TransferProgress.bytes(Int(progress.bytesPerSecond)) + "/s" : "-",
         ]
     }

@@ -667,6 +667,15 @@ extension DocCommentContext {
     }
 }
 
+// Sources/NetworkCore/Pool/Kinds/Socket/SocketActivity.swift
+extension DocCommentContext {
+    static func socketActivity(pool: TaskPool) {
+        // DOC Sources/NetworkCore/Pool/Kinds/Socket/SocketActivity.swift-BEGIN
+        for row in pool.activeTaskSnapshots { if let socket = row.socket { print(row.id, socket.summary) } }
+        // DOC Sources/NetworkCore/Pool/Kinds/Socket/SocketActivity.swift-END
+    }
+}
+
 // Sources/NetworkCore/Pool/Kinds/Socket/WebSocketReconnection.swift
 extension DocCommentContext {
     static func webSocketReconnection() {

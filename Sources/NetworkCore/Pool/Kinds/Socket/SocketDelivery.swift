@@ -34,6 +34,8 @@ final class SocketDelivery: Delivery, Sendable {
         var attemptsInARow = 0
         /// The app closed the socket: it does not open again.
         var closing = false
+        /// Messages each way, for the task's row.
+        var activity = SocketActivity()
     }
 
     /// A delivery with `options`, whose message limit is set.
@@ -119,8 +121,31 @@ final class SocketDelivery: Delivery, Sendable {
     var allowsRetry: Bool { state.withLock { !$0.attemptOpened } }
 
     func receive(message: WebSocketMessage) throws(NetworkError) {
-        state.withLock { $0.attemptsInARow = 0 }
+        state.withLock { state in
+            state.attemptsInARow = 0
+            state.activity.messagesReceived += 1
+            state.activity.bytesReceived += message.byteCount
+            state.activity.lastActivity = Date()
+        }
         try messages.deliver(message, bytes: message.byteCount)
+    }
+
+    /// The connection took `message` from the app.
+    func sent(_ message: WebSocketMessage) {
+        state.withLock { state in
+            state.activity.messagesSent += 1
+            state.activity.bytesSent += message.byteCount
+            state.activity.lastActivity = Date()
+        }
+    }
+
+    /// The socket's traffic, and whether it is open now.
+    var activity: SocketActivity {
+        state.withLock { state in
+            var activity = state.activity
+            activity.isOpen = state.connection != nil
+            return activity
+        }
     }
 
     func receive(closeCode: WebSocketCloseCode, reason: String) {

@@ -54,6 +54,7 @@ public final class WebSocket: AsyncSequence, Sendable {
         }
         do {
             try await connection.send(message)
+            delivery.sent(message)
         } catch let error as WebSocketError {
             throw .transport(error)
         } catch {
