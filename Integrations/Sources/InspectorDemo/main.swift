@@ -1,4 +1,5 @@
-// The live inspector on MovieDB's offline stand-in, with answers slowed so that tasks come and go:
+// The live inspector on MovieDB's offline stand-in, with answers slowed so that tasks come and go, and a
+// WebSocket of live scores fed in the process (no network), open the whole time:
 //
 //     swift run --package-path Integrations inspector-demo
 //
@@ -89,6 +90,66 @@ func slowedStandIn(hold: Bool) -> StubTransport {
     }
 }
 
+/// The demo's transport: the slowed stand-in for requests, and for sockets a feed of live scores in the
+/// process (no network).
+struct DemoTransport: Transport {
+    let requests: StubTransport
+
+    func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
+        requests.start(request, body: body, events: events)
+    }
+
+    func startWebSocket(
+        _ request: URLRequest, options: WebSocketOptions, events: TransportEvents
+    ) -> any WebSocketConnection {
+        ScoreFeed(request, events: events)
+    }
+}
+
+/// A socket that opens at once, sends a score every second, and echoes what it is sent.
+final class ScoreFeed: WebSocketConnection, @unchecked Sendable {
+    // @unchecked Sendable: `feed` is set once, in init, before anything can reach it.
+    private let events: TransportEvents
+    private var feed: Task<Void, Never>?
+
+    init(_ request: URLRequest, events: TransportEvents) {
+        self.events = events
+        let url = request.url ?? URL(fileURLWithPath: "/")
+        feed = Task {
+            let head = HTTPURLResponse(
+                url: url, statusCode: 101, httpVersion: "HTTP/1.1",
+                headerFields: ["Upgrade": "websocket", "Connection": "Upgrade"])
+            guard let head, events.receive(head: head) else { return }
+            var minute = 0
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: 1_000_000_000)
+                minute += 1
+                let score = "minute \(minute): \(minute / 17)-\(minute / 29)"
+                if Task.isCancelled || !events.receive(message: .text(score)) { return }
+            }
+        }
+    }
+
+    func send(_ message: WebSocketMessage) async throws { _ = events.receive(message: message) }
+
+    func close(_ code: WebSocketCloseCode, reason: String) {
+        feed?.cancel()
+        events.receive(closeCode: code, reason: reason)
+        events.finish()
+    }
+
+    func cancel() {
+        feed?.cancel()
+        events.fail(URLError(.cancelled))
+    }
+}
+
+/// The live-score socket's endpoint.
+struct LiveScores: Endpoint {
+    var baseURL: String { "wss://scores.example.com" }
+    var path: String { "live" }
+}
+
 /// One answer in ten is a 503.
 final class Failures: @unchecked Sendable {
     // @unchecked Sendable: `lock` guards `count`.
@@ -113,7 +174,7 @@ do {
 let inspector = PoolInspector(historyLimit: 200)
 let pool = TaskPool(
     configuration: .init(
-        transport: slowedStandIn(hold: options.hold != nil),
+        transport: DemoTransport(requests: slowedStandIn(hold: options.hold != nil)),
         // What ended, one line each: what a program driving the page reads to check the pool.
         logger: ConsoleLogger(minimumLevel: .info, write: say),
         interceptors: [RetryPolicy(maximumAttempts: 3, baseDelay: 0.2)], maximumTasksPerHost: 4,
@@ -137,6 +198,14 @@ if let token = environment["INSPECTOR_DEMO_TOKEN"], let password = environment["
     let apiKey = environment["INSPECTOR_DEMO_API_KEY"]
 {
     pool.send(SignIn(token: token, password: password, apiKey: apiKey), id: "accounts.signIn") { _ in }
+}
+
+// A socket, open the whole time: a row of its own, its messages counted as they come.
+let scores = Task {
+    guard let socket = try? await pool.webSocket(LiveScores(), id: "scores.live") else { return }
+    do {
+        for try await _ in socket {}
+    } catch {}
 }
 
 let calls = Task {
@@ -175,5 +244,6 @@ if let seconds = options.seconds {
     while true { try? await Task.sleep(nanoseconds: 3_600_000_000_000) }
 }
 calls.cancel()
+scores.cancel()
 pool.cancelAll()
 try? await server.stop()

@@ -108,6 +108,23 @@ final class FeedWriter: Sendable {
             out.number(progress.bytesPerSecond)
             out.append("}")
         }
+        if let socket = task.socket {
+            out.append(#","socket":{"isOpen":"#)
+            out.append(socket.isOpen ? "true" : "false")
+            out.append(#","messagesSent":"#)
+            out.integer(socket.messagesSent)
+            out.append(#","bytesSent":"#)
+            out.integer(socket.bytesSent)
+            out.append(#","messagesReceived":"#)
+            out.integer(socket.messagesReceived)
+            out.append(#","bytesReceived":"#)
+            out.integer(socket.bytesReceived)
+            if let last = socket.lastActivity {
+                out.append(#","lastActivity":"#)
+                out.number(last.timeIntervalSince1970 * 1000)
+            }
+            out.append("}")
+        }
         out.append(#","marks":["#)
         for (index, mark) in task.marks.enumerated() {
             if index > 0 { out.append(",") }

@@ -17,6 +17,7 @@ It saves a screenshot to SCREENSHOT_PATH. Every wait is bounded; the demo is sto
 import json
 import os
 import queue
+import re
 import shutil
 import subprocess
 import sys
@@ -118,19 +119,33 @@ def main():
         driver.set_page_load_timeout(30)
         driver.get(url)
 
-        # 1. One row per task in flight.
+        # 1. One row per task in flight: five calls, the sign-in, and the live-score socket.
         pool_view = wait_for(
-            lambda: (lambda v: v if len(v["inspection"]["active"]) == 6 else None)(json.loads(api("/inspection"))),
-            30, "6 tasks in flight at the pool")
-        rows = wait_for(lambda: (lambda r: r if len(r) == 6 else None)(driver.execute_script(
+            lambda: (lambda v: v if len(v["inspection"]["active"]) == 7 else None)(json.loads(api("/inspection"))),
+            30, "7 tasks in flight at the pool")
+        rows = wait_for(lambda: (lambda r: r if len(r) == 7 else None)(driver.execute_script(
             "return [...document.querySelectorAll('#active tbody tr')].map(r => [r.dataset.taskId, r.dataset.state])")),
-            15, "6 rows in the page's table")
+            15, "7 rows in the page's table")
         page_ids = [row[0] for row in rows]
         pool_ids = [task["id"] for task in pool_view["inspection"]["active"]]
-        check(page_ids == pool_ids, "the page lists the pool's 6 tasks in flight, oldest first")
+        check(page_ids == pool_ids, "the page lists the pool's 7 tasks in flight, oldest first")
         states = [row[1] for row in rows]
-        check(states.count("queued") == 1 and states.count("running") == 5,
-              "5 rows running and 1 queued (TMDB's host limit is 4): %s" % states)
+        check(states.count("queued") == 1 and states.count("running") == 6,
+              "6 rows running and 1 queued (TMDB's host limit is 4; a socket takes no slot): %s" % states)
+
+        # The socket's row: open, its messages counted as they arrive (one a second).
+        socket_row = '#active tbody tr[data-task-id="scores.live"]'
+        wait_for(lambda: "open" in driver.find_element(By.CSS_SELECTOR, socket_row + " .state").text, 10,
+                 "the socket's row says open")
+        traffic = wait_for(lambda: (lambda t: t if re.search(r"\u2193 [1-9]", t) else None)(
+            driver.find_element(By.CSS_SELECTOR, socket_row + " .progress span").text), 10,
+            "the socket's row counts the messages it received")
+        check(driver.find_element(By.CSS_SELECTOR, socket_row + " .bar").get_attribute("hidden") is not None,
+              "no progress bar for a socket")
+        socket = next(t for t in json.loads(api("/inspection"))["inspection"]["active"] if t["id"] == "scores.live")
+        check(socket["phase"] == "open" and socket["socket"]["isOpen"] and socket["socket"]["messagesReceived"] >= 1,
+              "the pool's view of the socket: open, messages received: %s" % socket)
+        print("socket row:", traffic, flush=True)
 
         # 2. Cancel one, by its button.
         target = next(i for i in page_ids if i.startswith("movies.nowPlaying.page=2"))
@@ -143,13 +158,13 @@ def main():
               "exactly that task was cancelled at the pool: %s" % cancelled)
         after = json.loads(api("/inspection"))["inspection"]
         check(sorted(t["id"] for t in after["active"]) == sorted(i for i in page_ids if i != target),
-              "the other five still run")
+              "the other six still run")
         check([(t["id"], t["state"]) for t in after["recent"]] == [(target, "cancelled")],
               "the pool's history has that one task, cancelled")
         wait_for(lambda: driver.find_elements(
             By.CSS_SELECTOR, '#recent tbody tr[data-task-id="%s"][data-state="cancelled"]' % target), 10,
             "the row shown as cancelled")
-        wait_for(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#active tbody tr")) == 5, 10, "5 rows left")
+        wait_for(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#active tbody tr")) == 6, 10, "6 rows left")
         check(not driver.find_elements(By.CSS_SELECTOR, '#active tbody tr[data-task-id="%s"]' % target),
               "the cancelled task left the table of running tasks")
 

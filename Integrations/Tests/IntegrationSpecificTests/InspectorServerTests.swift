@@ -268,14 +268,24 @@ struct InspectorServerTests {
 
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .millisecondsSince1970
-        let expected = try JSONSerialization.jsonObject(
-            with: try encoder.encode(InspectorFeed(allowsCancel: true, inspection: inspection)))
-        let writer = FeedWriter()
-        let first = writer.feed(allowsCancel: true, inspection: inspection)
-        #expect(Self.same(try JSONSerialization.jsonObject(with: first), expected))
-        #expect(writer.feed(allowsCancel: true, inspection: inspection) == first)  // the ended ones from the cache
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .millisecondsSince1970
+        // A socket's row among them: its traffic is written too.
+        var tree = try #require(try JSONSerialization.jsonObject(with: encoder.encode(inspection)) as? [String: Any])
+        var active = try #require(tree["active"] as? [[String: Any]])
+        active[0]["socket"] = [
+            "isOpen": true, "messagesSent": 2, "bytesSent": 8, "messagesReceived": 1, "bytesReceived": 6,
+            "lastActivity": 1_795_643_983_051.25,
+        ]
+        tree["active"] = active
+        let withSocket = try decoder.decode(PoolInspection.self, from: JSONSerialization.data(withJSONObject: tree))
+        #expect(withSocket.active.first?.socket?.messagesSent == 2)
+        let expected = try JSONSerialization.jsonObject(
+            with: try encoder.encode(InspectorFeed(allowsCancel: true, inspection: withSocket)))
+        let writer = FeedWriter()
+        let first = writer.feed(allowsCancel: true, inspection: withSocket)
+        #expect(Self.same(try JSONSerialization.jsonObject(with: first), expected))
+        #expect(writer.feed(allowsCancel: true, inspection: withSocket) == first)  // the ended ones from the cache
         let read = try decoder.decode(InspectorFeed.self, from: first)
         #expect(read.inspection.recent.first?.id == "missing")
         #expect(read.inspection.recent.last?.id == "ä\"\\\n\u{7}\u{2028}\u{2029}€")
