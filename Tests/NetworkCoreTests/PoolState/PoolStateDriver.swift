@@ -154,12 +154,13 @@ struct PoolStateDriver {
     mutating func submit(
         _ id: String?, derived: String = "derived", host: String = "h", priority: RequestPriority = .normal,
         deadline: TimeInterval? = nil, stall: TimeInterval? = nil, cached: Outcome? = nil,
-        policy: DuplicatePolicy = .join, handler: String? = nil, sameCall: Bool = true
+        policy: DuplicatePolicy = .join, handler: String? = nil, sameCall: Bool = true, takesSlot: Bool = true
     ) -> State.Submitted {
-        let submission = State.Submission(
+        var submission = State.Submission(
             givenID: id, derivedID: derived, host: host, priority: priority, deadline: deadline,
             stallThreshold: stall, cached: cached, duplicatePolicy: policy,
             waiter: handler.map { TestWaiter(name: $0, isCaller: false) })
+        submission.takesSlot = takesSlot
         return run { state, effects, now in
             state.submit(
                 submission, at: now, into: &effects, isSameCall: { _ in sameCall },
