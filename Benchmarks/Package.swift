@@ -11,6 +11,8 @@ let package = Package(
         .package(name: "NetworkCoreIntegrations", path: "../Integrations"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // The websocket suite's peer client.
+        .package(url: "https://github.com/vapor/websocket-kit", from: "2.16.2"),
     ],
     targets: [
         .executableTarget(
@@ -22,7 +24,20 @@ let package = Package(
                 .product(name: "NetworkCoreInspector", package: "NetworkCoreIntegrations"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "WebSocketKit", package: "websocket-kit"),
                 "AllocatedBytes", "ResidentMemory", "ScaleTransport",
+            ]),
+        // The websocket suite's echo server, in a process of its own.
+        .executableTarget(
+            name: "WebSocketEcho",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ]),
         // The pool suite's transport: tasks that never answer until cancelled, or answered at once.
         .target(name: "ScaleTransport", dependencies: [.product(name: "NetworkCore", package: "NetworkCore")]),

@@ -28,7 +28,7 @@ struct Options {
     var scale = [1_000, 10_000, 100_000]
     var output = "results/latest.json"
     var suites: Set<String> = [
-        "throughput", "pool", "queue", "cache", "parse", "memory", "transfers", "events", "inspector",
+        "throughput", "pool", "queue", "cache", "parse", "memory", "transfers", "events", "inspector", "websocket",
     ]
     /// nginx's document root, where the transfers suite puts its file and nginx stores uploads.
     var www = ""
@@ -623,6 +623,7 @@ if options.suites.contains("cache") { rows += try await cacheHits(options) }
 if options.suites.contains("inspector") { rows += await inspectorCost(options) }
 if options.suites.contains("parse") { rows += try await parseCost(options) }
 if options.suites.contains("events") { rows += try eventStream(options) }
+if options.suites.contains("websocket") { rows += try await webSocketThroughput(options) }
 if options.suites.contains("transfers") {
     precondition(!options.www.isEmpty, "the transfers suite needs --www, nginx's document root")
     rows += try await transfers(options)
