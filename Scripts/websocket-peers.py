@@ -11,7 +11,7 @@ real: the `websockets` package from PyPI (a server no one here wrote):
 hostile: a server of our own that answers the opening by hand, then breaks a rule:
   /masked /rsv /opcode /bad-utf8 /big-ping /fragmented-ping /bad-continuation /bad-close-code
                   one bad frame, then reads until the client closes
-  /drop           a text message, then the connection closed with no close frame
+  /drop           a text message, then, once the client sends one, the connection closed with no close frame
   /stall          opens, then never sends or answers anything (no pong)
   /silent         takes the connection and the request, and never answers
   /bad-accept     101 with a wrong Sec-WebSocket-Accept
@@ -177,7 +177,7 @@ async def hostile(reader, writer):
         elif path == "/drop":
             writer.write(frame(1, b"last"))
             await writer.drain()
-            await asyncio.sleep(0.2)
+            await read_frame(reader)  # the client's answer: it has read the message
             return  # closed (a FIN) with no close frame
         elif path == "/huge":
             writer.write(frame(2, b"x" * 2000, fin=False) + frame(0, b"y" * 2000))

@@ -380,6 +380,7 @@ struct WebSocketNIOTests {
         let logger = InMemoryLogger()
         let pool = pool(logger: logger)
         let dropped = try await pool.webSocket(SocketEndpoint(url: peers.hostile("/drop")))
+        try await dropped.send("read")  // the server drops the connection on this
         await #expect(throws: NetworkError.self) { for try await _ in dropped {} }
         let normal = try await pool.webSocket(
             SocketEndpoint(url: peers.real("/close/1000")), options: .init(reconnection: WebSocketReconnection()))
@@ -396,6 +397,7 @@ struct WebSocketNIOTests {
         let socket = try await pool().webSocket(SocketEndpoint(url: peers.hostile("/drop")))
         var iterator = socket.makeAsyncIterator()
         #expect(try await iterator.next() == .text("last"))
+        try await socket.send("read")  // the server drops the connection on this answer
         do {
             _ = try await iterator.next()
             Issue.record("the reader did not fail")
