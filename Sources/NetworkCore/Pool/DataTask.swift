@@ -185,7 +185,7 @@ public final class DataTask: @unchecked Sendable {
         // A task checking a stored answer with the server says so (its request carries the validators).
         let validating = plan.cache?.validating != nil && view.phase != .queued ? ", validating a stored answer" : ""
         // A socket is "open" while its connection is, whatever bytes it has seen.
-        let socket = (plan.delivery as? SocketDelivery)?.activity
+        let socket = plan.delivery?.activity
         let phase = socket?.isOpen == true && view.phase != .ended ? "open" : view.phase.description + validating
         var snapshot = TaskSnapshot(
             id: id, service: service, method: method, url: redactedURL, phase: phase, attempt: view.attempts,

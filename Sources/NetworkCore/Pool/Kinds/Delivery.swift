@@ -88,6 +88,9 @@ protocol Delivery: AnyObject, Sendable {
     /// Whether the answer just begun opened the task again after it had been open (a socket's
     /// reconnection, which the pool logs as ``TaskEvent/Kind/reconnected``).
     var reopened: Bool { get }
+
+    /// A socket's traffic, and whether it is open, for the task's row (``TaskSnapshot/socket``).
+    var activity: SocketActivity? { get }
 }
 
 extension Delivery {
@@ -115,4 +118,5 @@ extension Delivery {
     func receive(closeCode: WebSocketCloseCode, reason: String) {}
     func reopens(after failure: NetworkError) -> TimeInterval? { nil }
     var reopened: Bool { false }
+    var activity: SocketActivity? { nil }
 }

@@ -140,7 +140,7 @@ final class SocketDelivery: Delivery, Sendable {
     }
 
     /// The socket's traffic, and whether it is open now.
-    var activity: SocketActivity {
+    var activity: SocketActivity? {
         state.withLock { state in
             var activity = state.activity
             activity.isOpen = state.connection != nil
