@@ -29,6 +29,7 @@ hostile: a server of our own that answers the opening by hand, then breaks a rul
 import asyncio
 import base64
 import hashlib
+import socket
 import sys
 import zlib
 
@@ -141,6 +142,9 @@ async def hostile(reader, writer):
         lines = request.decode("latin-1").split("\r\n")
         path = lines[0].split(" ")[1]
         headers = {line.split(":", 1)[0].strip().lower(): line.split(":", 1)[1].strip() for line in lines[1:] if ":" in line}
+        if path == "/burst":
+            # Corked: the 101, the messages and the end (FIN) leave in one segment when uncorked below.
+            writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
         if path == "/silent":
             await reader.read()
             return
@@ -179,6 +183,14 @@ async def hostile(reader, writer):
             await writer.drain()
             await read_frame(reader)  # the client's answer: it has read the message
             return  # closed (a FIN) with no close frame
+        elif path == "/burst":
+            # The 101, two messages and the connection's end at once: the client reads them in one go.
+            writer.write(frame(1, b"first") + frame(1, b"second"))
+            await writer.drain()
+            writer.write_eof()  # the FIN, with no close frame
+            await asyncio.sleep(0)
+            writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 0)
+            return
         elif path == "/huge":
             writer.write(frame(2, b"x" * 2000, fin=False) + frame(0, b"y" * 2000))
         await writer.drain()

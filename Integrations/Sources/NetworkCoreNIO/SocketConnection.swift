@@ -48,8 +48,10 @@ extension NIOTransport {
         let channel = try await connections.connect(
             to: target.origin, timeout: timeout ?? .seconds(60), transfer: socket.transfer
         ) { pipeline in
+            let endHold = OpeningEndHold()
             let encoder = HTTPRequestEncoder()
             let decoder = ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes))
+            let switching = SwitchingWatch(hold: endHold)
             let upgrader = NIOWebSocketClientUpgrader(
                 maxFrameSize: min(max(limit, 125), Int(UInt32.max)), automaticErrorHandling: false
             ) { channel, response in
@@ -60,12 +62,15 @@ extension NIOTransport {
                 }
             }
             let upgrade = NIOHTTPClientUpgradeHandler(
-                upgraders: [upgrader], httpHandlers: [encoder, decoder],
+                upgraders: [upgrader], httpHandlers: [encoder, decoder, switching],
                 upgradeCompletionHandler: { context in
                     context.channel.pipeline.syncOperations.removeHandler(name: OpeningReader.name, promise: nil)
+                    endHold.release()
                 })
+            try pipeline.addHandler(endHold)
             try pipeline.addHandler(encoder)
             try pipeline.addHandler(decoder)
+            try pipeline.addHandler(switching)
             try pipeline.addHandler(upgrade)
             try pipeline.addHandler(OpeningReader(socket: socket, url: url), name: OpeningReader.name)
         }
@@ -146,11 +151,6 @@ final class SocketConnection: WebSocketConnection {
         }
     }
 
-    /// The connection closed while the socket was opening: it failed, unless it opened.
-    func failOpeningUnlessOpen(_ error: any Error) {
-        if !state.withLockedValue({ $0.open }) { failOpening(error) }
-    }
-
     /// The opening failed before any answer (or the answer was refused): reported once.
     func failOpening(_ error: any Error) {
         end(.failure(error))
@@ -216,6 +216,63 @@ final class SocketConnection: WebSocketConnection {
     }
 }
 
+/// Holds the connection's end back from the HTTP decoder while a `101` is being taken.
+///
+/// NIO's upgrade handler removes the HTTP decoder in a later turn of the loop, and the decoder forwards the
+/// bytes after the `101` (the server's first frames) only if it has not yet seen the connection's end:
+/// a server that sends its `101`, messages and its end in one go would lose the messages. So from the
+/// `101` on, the end waits here until the HTTP handlers are gone (the bytes are with the upgrade handler
+/// by then), then goes on; the socket's handler, added after, finds the connection closed and ends the
+/// socket once the messages are delivered. Leaves the pipeline when released.
+final class OpeningEndHold: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    private var context: ChannelHandlerContext?
+    /// A `101` came: the end is held until ``release()``.
+    private var holding = false
+    private var held = false
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+    /// The answer is a `101`: from now on the connection's end waits for ``release()``.
+    func hold() { holding = true }
+
+    /// The HTTP handlers are gone: a held end goes on, and this handler leaves.
+    func release() {
+        guard let context else { return }
+        holding = false
+        if held {
+            held = false
+            context.fireChannelInactive()
+        }
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if holding {
+            held = true
+        } else {
+            context.fireChannelInactive()
+        }
+    }
+}
+
+/// Tells the ``OpeningEndHold`` when the answer is a `101`; one of the HTTP handlers the upgrade removes.
+final class SwitchingWatch: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias InboundOut = HTTPClientResponsePart
+    private let hold: OpeningEndHold
+
+    init(hold: OpeningEndHold) { self.hold = hold }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head(let head) = unwrapInboundIn(data), head.status == .switchingProtocols { hold.hold() }
+        context.fireChannelRead(data)
+    }
+}
+
 /// Reads the answer to the opening request when it is not an upgrade: reported as any answer, with its
 /// body, then the connection closes. Leaves the pipeline once the upgrade is done.
 final class OpeningReader: ChannelInboundHandler, RemovableChannelHandler {
@@ -262,13 +319,8 @@ final class OpeningReader: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if reading {
-            // A 101 that came with the connection's last bytes may still be being taken by NIO's upgrade
-            // handler, which finishes in a later turn of the loop: a socket that opens by then is not an
-            // opening that failed, but an open socket whose connection was lost.
-            let socket = self.socket
-            context.eventLoop.execute { socket.failOpeningUnlessOpen(URLError(.networkConnectionLost)) }
-        }
+        // (After a 101, the end is held until this handler has left: see OpeningEndHold.)
+        if reading { socket.failOpening(URLError(.networkConnectionLost)) }
         reading = false
         context.fireChannelInactive()
     }
@@ -350,8 +402,8 @@ final class SocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         if !context.channel.isActive {
             // The connection closed while NIO's upgrade handler was still taking the 101: this handler will
-            // not be told, so the socket ends here, in the next turn of the loop, as a lost connection.
-            // (A frame that came in the same read as the 101 and the connection's end may not reach it.)
+            // not be told, so the socket ends here, in the next turn of the loop (after the frames that
+            // came with the 101, which the upgrade handler passes on in this one), as a lost connection.
             context.eventLoop.execute { bound.value.connectionClosed() }
         }
     }

@@ -410,6 +410,31 @@ struct WebSocketNIOTests {
         }
     }
 
+    @Test(
+        "the 101, two messages and the connection's end read at once: both messages are read, then an abnormal closure (20 rounds)"
+    )
+    func burst() async throws {
+        let peers = try WebSocketPeers()
+        let pool = pool()
+        for round in 0..<20 {
+            let socket = try await pool.webSocket(SocketEndpoint(url: peers.hostile("/burst")))
+            var received: [WebSocketMessage] = []
+            var ending: WebSocketCloseCode?
+            do {
+                for try await message in socket { received.append(message) }
+            } catch {
+                if case .transport(let inner as WebSocketError) = error as? NetworkError,
+                    case .closed(let code, _) = inner
+                {
+                    ending = code
+                }
+            }
+            #expect(received == [.text("first"), .text("second")], "round \(round)")
+            #expect(ending == .abnormalClosure, "round \(round)")
+        }
+        #expect(pool.activeTasks.isEmpty)
+    }
+
     @Test("a server that stops answering: the keep-alive's ping finds no pong, and the socket fails")
     func stalled() async throws {
         let peers = try WebSocketPeers()
