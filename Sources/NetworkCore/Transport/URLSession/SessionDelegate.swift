@@ -11,8 +11,8 @@ import Foundation
 /// On FoundationNetworking its methods run on the session's own queue (see ``URLSessionTransport``),
 /// so none of them may wait for the session: what would (answering an authentication challenge,
 /// which suspends and resumes the task) is handed to another queue.
-final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // @unchecked Sendable: all mutable state is in `tasks`, a `Locked`.
+final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionWebSocketDelegate, @unchecked Sendable {
+    // @unchecked Sendable: all mutable state is in `tasks` and `sockets`, each a `Locked`.
 
     /// A running transfer: the control the pool cancels it with. A class, so that each event finds it
     /// with one lookup and changes it in place.
@@ -54,6 +54,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     private let tasks = Locked<[Int: Entry]>([:])
+    /// The open WebSockets (Apple platforms), by their task's identifier.
+    private let sockets = Locked<[Int: URLSessionSocket]>([:])
     /// How file bodies are sent (see ``URLSessionTransport/FileUploads``).
     let fileUploads: URLSessionTransport.FileUploads
 
@@ -279,6 +281,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        if let socket = sockets.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) {
+            return socket.completed(error: error, response: task.response)
+        }
         // Every transfer ends here, once: its entry leaves the table.
         let ended = tasks.withLock { tasks -> (entry: Entry, answered: Bool)? in
             tasks.removeValue(forKey: task.taskIdentifier).map { ($0, $0.answered) }
@@ -318,6 +323,36 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
 }
 
 extension SessionDelegate {
+    /// Opens a WebSocket with `request` as a `URLSessionWebSocketTask` of `session` (made and resumed on
+    /// ``control``), reporting to `events` (see ``URLSessionSocket``).
+    func startWebSocket(
+        _ request: URLRequest, options: WebSocketOptions, in session: URLSession, events: TransportEvents
+    ) -> URLSessionSocket {
+        let socket = URLSessionSocket(options: options, events: events, control: control)
+        let request = URLSessionSocket.opening(request, options: options)
+        control.async { [self] in
+            guard !socket.cancelledBeforeStart() else { return }
+            let task = session.webSocketTask(with: request)
+            sockets.withLock { $0[task.taskIdentifier] = socket }
+            socket.start(task, timeout: request.timeoutInterval)
+        }
+        return socket
+    }
+
+    func urlSession(
+        _ session: URLSession, webSocketTask: URLSessionWebSocketTask, didOpenWithProtocol protocol: String?
+    ) {
+        sockets.withLock { $0[webSocketTask.taskIdentifier] }?.opened(
+            choosing: `protocol`, response: webSocketTask.response)
+    }
+
+    func urlSession(
+        _ session: URLSession, webSocketTask: URLSessionWebSocketTask,
+        didCloseWith closeCode: URLSessionWebSocketTask.CloseCode, reason: Data?
+    ) {
+        sockets.withLock { $0[webSocketTask.taskIdentifier] }?.closed(code: closeCode.rawValue, reason: reason)
+    }
+
     /// The content codings libcurl decodes (its message for another names them: "libcurl understands
     /// deflate, gzip, br, zstd content encodings"), and `identity`, which is none.
     static let decodedCodings: Set<String> = ["identity", "gzip", "x-gzip", "deflate", "br", "zstd"]

@@ -62,8 +62,11 @@ public final class URLSessionTransport: Transport {
     /// host at once, and the rest wait in its queue.
     public var maximumRequestsPerHost: Int? { session.configuration.httpMaximumConnectionsPerHost }
 
-    /// Refuses at once: on Linux, FoundationNetworking's `URLSessionWebSocketTask` does not work with the
-    /// toolchain's libcurl; on Apple platforms, this transport does not open sockets yet.
+    /// On Apple platforms, opens a WebSocket as a `URLSessionWebSocketTask` of the session: the platform
+    /// checks the server's frames and answers its pings; the options' subprotocols, largest message,
+    /// keep-alive and close timeout apply; ``WebSocketOptions/compression`` does not (the platform decides).
+    /// An answer other than `101` is reported with its head but no body. On Linux, refuses at once:
+    /// FoundationNetworking's `URLSessionWebSocketTask` does not work with the toolchain's libcurl.
     public func startWebSocket(
         _ request: URLRequest, options: WebSocketOptions, events: TransportEvents
     ) -> any WebSocketConnection {
@@ -72,7 +75,7 @@ public final class URLSessionTransport: Transport {
                 by: "URLSessionTransport",
                 because: "FoundationNetworking's URLSessionWebSocketTask does not work with the toolchain's libcurl")
         #else
-            events.refuseWebSocket(by: "URLSessionTransport", because: "it does not open WebSockets yet")
+            delegate.startWebSocket(request, options: options, in: session, events: events)
         #endif
     }
 

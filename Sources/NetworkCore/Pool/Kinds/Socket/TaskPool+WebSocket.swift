@@ -13,7 +13,8 @@ extension TaskPool {
     /// open socket takes none of the pool's slots, so that it never holds back the requests to its host,
     /// and has no deadline: its keep-alive (``WebSocketOptions/pingInterval``) watches it.
     ///
-    /// The pool's transport must open sockets: `NIOTransport` does on every platform. Others refuse at once
+    /// The pool's transport must open sockets: `NIOTransport` does on every platform, `URLSessionTransport`
+    /// on Apple platforms. Others refuse at once
     /// with ``NetworkError/transport(_:)`` and ``WebSocketError/unsupported(transport:reason:)``.
     /// ```swift
     /// let socket = try await pool.webSocket(Chat.room("swift"), id: "chat")
