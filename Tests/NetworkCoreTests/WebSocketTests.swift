@@ -224,6 +224,38 @@ struct WebSocketPoolTests {
         await #expect(throws: NetworkError.self) { try await socket.send("late") }
     }
 
+    @Test(
+        "the inspector shows an open socket's last 20 messages, oldest first, payloads redacted and cut as bodies are; a pool without one keeps none"
+    )
+    func inspectedMessages() async throws {
+        let inspector = PoolInspector(bodyPreviewLimit: 32)
+        let (transport, _, socket) = try await Self.openSocket(.init(inspector: inspector), id: "chat")
+        let json = #"{"items":[1,2,3,4,5,6,7,8,9,10,11,12]}"#
+        try await socket.send(#"{"password":"pa55-SECRET"}"#)
+        #expect(transport.push(.text(String(repeating: "abcdefgh", count: 8)), at: 0))
+        #expect(transport.push(.text(json), at: 0))
+        #expect(transport.push(.binary(Data([1, 2, 3])), at: 0))
+        let messages = try #require(inspector.task(id: "chat")?.details?.recentMessages)
+        #expect(messages.map(\.direction) == [.sent, .received, .received, .received])
+        #expect(messages.map(\.isText) == [true, true, true, false])
+        #expect(messages.map(\.size) == [26, 64, json.utf8.count, 3])
+        #expect(
+            messages.map(\.payload) == [
+                #"{"password":"<redacted>"}"#, String(repeating: "abcdefgh", count: 4) + "… <32 more bytes>",
+                "<\(json.utf8.count) bytes, not shown: over the inspector's preview limit of 32 bytes>",
+                "<3 bytes, binary>",
+            ])
+        #expect(zip(messages, messages.dropFirst()).allSatisfy { $0.at <= $1.at })
+        for number in 0..<30 { #expect(transport.push(.text("m\(number)"), at: 0)) }
+        let kept = try #require(inspector.task(id: "chat")?.details?.recentMessages)
+        #expect(kept.map(\.payload) == (10..<30).map { "m\($0)" })
+        // A pool without an inspector keeps none.
+        let (_, plain, other) = try await Self.openSocket(id: "plain")
+        try await other.send("not kept")
+        #expect(plain.task(id: "plain")?.recentFrames.isEmpty == true)
+        #expect(plain.task(id: "plain")?.snapshot.socket?.messagesSent == 1)
+    }
+
     @Test("cancel by id sends going away, ends the task cancelled once, and its reader throws cancelled")
     func cancelByID() async throws {
         let logger = InMemoryLogger()

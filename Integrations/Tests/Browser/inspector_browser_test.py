@@ -146,6 +146,12 @@ def main():
         check(socket["phase"] == "open" and socket["socket"]["isOpen"] and socket["socket"]["messagesReceived"] >= 1,
               "the pool's view of the socket: open, messages received: %s" % socket)
         print("socket row:", traffic, flush=True)
+        # Its details: the last messages, received, with their payloads.
+        click(driver, socket_row)
+        messages = wait_for(lambda: next((e.text for e in driver.find_elements(By.CSS_SELECTOR, "#socket-messages")
+                                          if "minute " in e.text), None), 10, "the socket's recent messages")
+        check(messages.splitlines()[0].startswith("\u2193 ") and " text " in messages.splitlines()[0],
+              "each line says which way, the kind and the payload: %s" % messages.splitlines()[0])
 
         # 2. Cancel one, by its button.
         target = next(i for i in page_ids if i.startswith("movies.nowPlaying.page=2"))

@@ -74,6 +74,32 @@ public struct InspectedTask: Hashable, Sendable, Codable {
         public let responseBodySize: Int
         /// The request as a `curl` command, secrets redacted.
         public let cURL: String
+        /// For a running WebSocket, its last messages each way, oldest first, their payloads redacted and
+        /// cut as bodies are (the last 20, at most 1 KiB of each); `nil` for other tasks.
+        public var recentMessages: [SocketMessage]?
+    }
+
+    /// A message of a WebSocket, as the detail pane shows it.
+    public struct SocketMessage: Hashable, Sendable, Codable {
+        /// Sent by the app, or received from the server.
+        public let direction: Direction
+        /// Whether it is a text message (else binary).
+        public let isText: Bool
+        /// Its payload's size in bytes.
+        public let size: Int
+        /// When it went.
+        public let at: Date
+        /// Its payload's first bytes as text, sensitive fields and the request's secrets redacted; a note
+        /// for a binary message, or for a structured one cut short (which cannot be redacted field by field).
+        public let payload: String
+
+        /// Which way a message went.
+        public enum Direction: String, Hashable, Sendable, Codable {
+            /// From the app to the server.
+            case sent
+            /// From the server to the app.
+            case received
+        }
     }
 
     /// The task's id.

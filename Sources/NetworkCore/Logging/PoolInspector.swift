@@ -139,6 +139,9 @@ public final class PoolInspector: NetworkLogger, @unchecked Sendable {
             if let task = pool.task(id: id), matches(task.startDate) {
                 var inspected = inspect(task, queuePosition: nil)
                 inspected.details = details(request: task.request, response: nil, body: nil, bodySize: 0)
+                if inspected.socket != nil {
+                    inspected.details?.recentMessages = messages(task.recentFrames, request: task.request)
+                }
                 return inspected
             }
         }
@@ -233,16 +236,33 @@ public final class PoolInspector: NetworkLogger, @unchecked Sendable {
             responseHeaders: Self.sorted(responseHeaders),
             responseBody: body.flatMap { body in
                 preview(
-                    body, of: bodySize, contentType: response?.value(forHTTPHeaderField: "Content-Type"),
-                    secrets: secrets)
+                    body, of: bodySize, limit: bodyPreviewLimit,
+                    contentType: response?.value(forHTTPHeaderField: "Content-Type"), secrets: secrets)
             },
             responseBodySize: bodySize,
             cURL: request.cURLDescription(redactor: redactor))
     }
 
-    /// A body's first bytes as text, or a note saying why it is not shown: JSON and form bodies cut
-    /// short cannot be redacted field by field, so they are not shown at all.
-    private func preview(_ body: Data, of size: Int, contentType: String?, secrets: Set<String>) -> String? {
+    /// A socket's last messages, each payload previewed as a body is; a binary one by its size alone.
+    private func messages(_ frames: [RecentFrames.Frame], request: URLRequest) -> [InspectedTask.SocketMessage] {
+        let secrets = redactor.secrets(in: request)
+        return frames.map { frame in
+            let payload =
+                frame.isText
+                ? preview(frame.prefix, of: frame.size, limit: frame.prefix.count, contentType: nil, secrets: secrets)
+                    ?? ""
+                : "<\(frame.size) bytes, binary>"
+            return InspectedTask.SocketMessage(
+                direction: frame.sent ? .sent : .received, isText: frame.isText, size: frame.size, at: frame.at,
+                payload: payload)
+        }
+    }
+
+    /// A body's first bytes (`limit` of them at most) as text, or a note saying why it is not shown: JSON
+    /// and form bodies cut short cannot be redacted field by field, so they are not shown at all.
+    private func preview(
+        _ body: Data, of size: Int, limit: Int, contentType: String?, secrets: Set<String>
+    ) -> String? {
         guard size > 0 else { return nil }
         let type = contentType?.lowercased() ?? ""
         if body.count < size {
@@ -250,7 +270,7 @@ public final class PoolInspector: NetworkLogger, @unchecked Sendable {
                 type.contains("json") || type.contains("x-www-form-urlencoded")
                 || body.first.map { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "[") } == true
             if structured || String(data: body, encoding: .utf8) == nil {
-                return "<\(size) bytes, not shown: over the inspector's preview limit of \(bodyPreviewLimit) bytes>"
+                return "<\(size) bytes, not shown: over the inspector's preview limit of \(limit) bytes>"
             }
         }
         let text = redactor.scrub(redactor.redact(body: body, contentType: contentType), secrets: secrets)

@@ -195,6 +195,9 @@ public final class DataTask: @unchecked Sendable {
         return snapshot
     }
 
+    /// A socket's last messages, for the live inspector.
+    var recentFrames: [RecentFrames.Frame] { plan.delivery?.recentFrames ?? [] }
+
     /// Where the body of `request`, the first request of an attempt or a redirect's next one, comes from:
     /// its bytes, or the task's upload when its method has a body and `keepsUpload` (the method did not
     /// change to `GET` on the way).

@@ -91,6 +91,9 @@ protocol Delivery: AnyObject, Sendable {
 
     /// A socket's traffic, and whether it is open, for the task's row (``TaskSnapshot/socket``).
     var activity: SocketActivity? { get }
+
+    /// A socket's last messages, for the live inspector's detail of its task.
+    var recentFrames: [RecentFrames.Frame] { get }
 }
 
 extension Delivery {
@@ -119,4 +122,5 @@ extension Delivery {
     func reopens(after failure: NetworkError) -> TimeInterval? { nil }
     var reopened: Bool { false }
     var activity: SocketActivity? { nil }
+    var recentFrames: [RecentFrames.Frame] { [] }
 }

@@ -14,7 +14,7 @@ final class SocketDelivery: Delivery, Sendable {
     let options: WebSocketOptions
     /// The messages, joined by the transport, for the caller to read.
     let messages: BodyStream<SocketMessages>
-    private let state = Locked<State>(State())
+    private let state: Locked<State>
     /// Draws the jitter of a reconnection's wait, from -1 to 1.
     private let random: @Sendable () -> Double
 
@@ -36,12 +36,19 @@ final class SocketDelivery: Delivery, Sendable {
         var closing = false
         /// Messages each way, for the task's row.
         var activity = SocketActivity()
+        /// The last messages, for the live inspector.
+        var recent: RecentFrames
     }
 
-    /// A delivery with `options`, whose message limit is set.
-    init(options: WebSocketOptions, random: @escaping @Sendable () -> Double = { Double.random(in: -1...1) }) {
+    /// A delivery with `options`, whose message limit is set, keeping the first `framePreview` bytes of its
+    /// last messages for the live inspector (none when 0).
+    init(
+        options: WebSocketOptions, framePreview: Int = 0,
+        random: @escaping @Sendable () -> Double = { Double.random(in: -1...1) }
+    ) {
         self.options = options
         self.random = random
+        state = Locked(State(recent: RecentFrames(prefixLimit: framePreview)))
         messages = BodyStream(elementLimit: options.maximumMessageBytes ?? .max, decoder: SocketMessages())
     }
 
@@ -125,7 +132,9 @@ final class SocketDelivery: Delivery, Sendable {
             state.attemptsInARow = 0
             state.activity.messagesReceived += 1
             state.activity.bytesReceived += message.byteCount
-            state.activity.lastActivity = Date()
+            let now = Date()
+            state.activity.lastActivity = now
+            state.recent.record(message, sent: false, at: now)
         }
         try messages.deliver(message, bytes: message.byteCount)
     }
@@ -135,7 +144,9 @@ final class SocketDelivery: Delivery, Sendable {
         state.withLock { state in
             state.activity.messagesSent += 1
             state.activity.bytesSent += message.byteCount
-            state.activity.lastActivity = Date()
+            let now = Date()
+            state.activity.lastActivity = now
+            state.recent.record(message, sent: true, at: now)
         }
     }
 
@@ -147,6 +158,9 @@ final class SocketDelivery: Delivery, Sendable {
             return activity
         }
     }
+
+    /// The last messages each way, oldest first (kept only when an inspector watches the pool).
+    var recentFrames: [RecentFrames.Frame] { state.withLock { $0.recent.inOrder } }
 
     func receive(closeCode: WebSocketCloseCode, reason: String) {
         state.withLock { $0.closeFrame = (closeCode, reason) }

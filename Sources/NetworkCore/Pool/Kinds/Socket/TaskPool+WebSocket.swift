@@ -29,7 +29,9 @@ extension TaskPool {
         var options = options
         let limit = options.maximumMessageBytes ?? endpoint.maximumResponseBytes ?? configuration.maximumResponseBytes
         options.maximumMessageBytes = max(1, limit)
-        let delivery = SocketDelivery(options: options)
+        let delivery = SocketDelivery(
+            options: options,
+            framePreview: configuration.inspector.map { min($0.bodyPreviewLimit, RecentFrames.kept) } ?? 0)
         let open = try await OpenStream(
             endpoint, id: id, pool: self, body: delivery.messages, delivery: delivery,
             elementLimit: max(1, limit))
