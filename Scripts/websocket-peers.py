@@ -136,6 +136,13 @@ BAD = {
 }
 
 
+def accept_of(request):
+    """The Sec-WebSocket-Accept answering the key of an opening request's bytes."""
+    key = next((line.split(":", 1)[1].strip() for line in request.decode("latin-1").split("\r\n")
+                if line.lower().startswith("sec-websocket-key:")), "")
+    return base64.b64encode(hashlib.sha1((key + GUID).encode()).digest()).decode()
+
+
 async def hostile(reader, writer):
     try:
         request = await reader.readuntil(b"\r\n\r\n")
@@ -145,6 +152,14 @@ async def hostile(reader, writer):
         if path == "/burst":
             # Corked: the 101, the messages and the end (FIN) leave in one segment when uncorked below.
             writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+        if path == "/no-read":
+            # Opens the socket, then reads nothing: the client's sends fill the connection and wait.
+            writer.write(
+                ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 "Sec-WebSocket-Accept: %s\r\n\r\n" % accept_of(request)).encode())
+            await writer.drain()
+            await asyncio.sleep(60)
+            return
         if path == "/silent":
             await reader.read()
             return
@@ -153,7 +168,7 @@ async def hostile(reader, writer):
             await writer.drain()
             await reader.read()
             return
-        accept = base64.b64encode(hashlib.sha1((headers.get("sec-websocket-key", "") + GUID).encode()).digest()).decode()
+        accept = accept_of(request)
         if path == "/bad-accept":
             accept = base64.b64encode(b"not the right answer").decode()
         extension = {"/deflate": "permessage-deflate", "/deflate-bomb": "permessage-deflate",

@@ -29,6 +29,7 @@ struct URLSessionSocketStateTests {
         case tick
         case pong(Int)
         case pongTimeout(Int)
+        case sendTimeout
 
         var description: String {
             switch self {
@@ -47,6 +48,7 @@ struct URLSessionSocketStateTests {
             case .tick: "keep-alive tick"
             case .pong(let number): "pong \(number)"
             case .pongTimeout(let number): "pong \(number) timeout"
+            case .sendTimeout: "send timeout"
             }
         }
     }
@@ -112,6 +114,8 @@ struct URLSessionSocketStateTests {
             return "-"
         case .pongTimeout(let number):
             return state.pongTimedOut(number) ? "cancel task" : "-"
+        case .sendTimeout:
+            return state.sendTimedOut(seconds: 30) ? "cancel task" : "-"
         }
     }
 
@@ -218,6 +222,16 @@ struct URLSessionSocketStateTests {
             actions: [
                 "report, read", "ping 1", "-", "-", "ping 2", "-", "-", "cancel task",
                 "end: " + WebSocketError.pongTimeout(seconds: 5).description,
+            ]),
+        Row(
+            name: "a send not taken in time fails the socket, once; another after it, or after the end, is nothing",
+            steps: [
+                .sendTimeout, .opened(nil), .sendTimeout, .sendTimeout, .completed(failed: true, status: 101),
+                .sendTimeout,
+            ],
+            actions: [
+                "-", "report, read", "cancel task", "-", "end: " + WebSocketError.sendTimedOut(seconds: 30).description,
+                "-",
             ]),
     ]
 

@@ -116,7 +116,57 @@ final class SocketConnection: WebSocketConnection {
         var closing = false
         var ended = false
         var handler: NIOLoopBound<SocketHandler>?
+        var outbound = Outbound()
     }
+
+    /// The messages the app sent that the connection has not taken yet, in order. The connection's loop
+    /// takes them while the channel is writable; a sender waits while more than ``pendingLimit`` bytes wait
+    /// here, until its own message is taken (or its wait passes ``WebSocketOptions/sendTimeout``).
+    private struct Outbound {
+        var queue: [(id: Int, message: WebSocketMessage)] = []
+        /// The index of the first message not yet taken.
+        var head = 0
+        var bytes = 0
+        var nextID = 0
+        /// A drain is scheduled or running on the loop.
+        var draining = false
+        /// The senders waiting for their message to be taken, by its id.
+        var waiters: [Int: CheckedContinuation<Void, any Error>] = [:]
+
+        mutating func take() -> (message: WebSocketMessage, waiter: CheckedContinuation<Void, any Error>?)? {
+            guard head < queue.count else {
+                queue.removeAll(keepingCapacity: true)
+                head = 0
+                return nil
+            }
+            let (id, message) = queue[head]
+            head += 1
+            bytes -= message.byteCount
+            return (message, waiters.removeValue(forKey: id))
+        }
+
+        /// Withdraws a message not taken yet; whether it was still waiting.
+        mutating func withdraw(_ id: Int) -> Bool {
+            guard let index = queue[head...].firstIndex(where: { $0.id == id }) else { return false }
+            bytes -= queue[index].message.byteCount
+            queue.remove(at: index)
+            return true
+        }
+
+        /// Everything still waiting is dropped; the waiting senders are returned, to be failed.
+        mutating func clear() -> [CheckedContinuation<Void, any Error>] {
+            let waiting = Array(waiters.values)
+            waiters = [:]
+            queue = []
+            head = 0
+            bytes = 0
+            return waiting
+        }
+    }
+
+    /// How many bytes of messages may wait for the connection (beyond the channel's own buffer) before a
+    /// sender waits.
+    static let pendingLimit = 256 << 10
     private let state = NIOLockedValueBox(State())
 
     init(options: WebSocketOptions, events: TransportEvents) {
@@ -161,10 +211,11 @@ final class SocketConnection: WebSocketConnection {
     /// call ended it.
     @discardableResult
     func end(_ result: Result<Void, any Error>) -> Bool {
-        let first = state.withLockedValue { state -> Bool in
+        let (first, waiting) = state.withLockedValue { state -> (Bool, [CheckedContinuation<Void, any Error>]) in
             defer { state.ended = true }
-            return !state.ended
+            return (!state.ended, state.outbound.clear())
         }
+        for sender in waiting { sender.resume(throwing: WebSocketError.notOpen) }
         guard first else { return false }
         switch result {
         case .success: events.finish()
@@ -173,16 +224,68 @@ final class SocketConnection: WebSocketConnection {
         return true
     }
 
+    /// Queues the message for the connection's loop, which makes frames of the messages in the order sent
+    /// (a compressor's context follows them in that order) and writes them while the channel is writable.
+    /// Returns at once unless more than ``pendingLimit`` bytes wait: then once this message is taken, or
+    /// throws ``WebSocketError/sendTimedOut(seconds:)`` after the options' `sendTimeout`, the message
+    /// withdrawn unsent.
     func send(_ message: WebSocketMessage) async throws {
-        let (handler, closing) = state.withLockedValue { ($0.handler, $0.closing || $0.ended || !$0.open) }
-        guard let handler, !closing else { throw WebSocketError.notOpen }
-        // Made into a frame on the connection's loop, in the order sent: a compressor's context follows the
-        // messages in the order they go on the wire.
-        do {
-            try await handler.eventLoop.flatSubmit { handler.value.send(message) }.get()
-        } catch {
-            throw state.withLockedValue({ $0.closing || $0.ended }) ? WebSocketError.notOpen : error
+        let queued = state.withLockedValue { state -> (handler: NIOLoopBound<SocketHandler>, drain: Bool, id: Int?)? in
+            guard state.open, !state.closing, !state.ended, let handler = state.handler else { return nil }
+            let id = state.outbound.nextID
+            state.outbound.nextID += 1
+            state.outbound.queue.append((id, message))
+            state.outbound.bytes += message.byteCount
+            let drain = !state.outbound.draining
+            state.outbound.draining = true
+            return (handler, drain, state.outbound.bytes > Self.pendingLimit ? id : nil)
         }
+        guard let queued else { throw WebSocketError.notOpen }
+        let handler = queued.handler
+        if queued.drain { handler.eventLoop.execute { handler.value.drain() } }
+        guard let id = queued.id else { return }
+        let timeout = max(0, options.sendTimeout)
+        try await withCheckedThrowingContinuation { (sender: CheckedContinuation<Void, any Error>) in
+            let waiting = state.withLockedValue { state -> Bool in
+                guard !state.ended, state.outbound.queue[state.outbound.head...].contains(where: { $0.id == id })
+                else { return false }
+                state.outbound.waiters[id] = sender
+                return true
+            }
+            guard waiting else {
+                let ended = state.withLockedValue { $0.ended }
+                return ended ? sender.resume(throwing: WebSocketError.notOpen) : sender.resume()
+            }
+            handler.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout * 1e9))) { [weak self] in
+                guard let self else { return }
+                let late = state.withLockedValue { state -> CheckedContinuation<Void, any Error>? in
+                    guard let sender = state.outbound.waiters.removeValue(forKey: id) else { return nil }
+                    _ = state.outbound.withdraw(id)
+                    return sender
+                }
+                late?.resume(throwing: WebSocketError.sendTimedOut(seconds: timeout))
+            }
+        }
+    }
+
+    /// The next message for the connection's loop to write, the sender waiting for it let go; `nil` when
+    /// none waits (the drain is over: the next send schedules another).
+    func nextOutbound() -> WebSocketMessage? {
+        let next = state.withLockedValue { state -> (WebSocketMessage, CheckedContinuation<Void, any Error>?)? in
+            guard let next = state.outbound.take() else {
+                state.outbound.draining = false
+                return nil
+            }
+            return next
+        }
+        guard let (message, sender) = next else { return nil }
+        sender?.resume()
+        return message
+    }
+
+    /// The socket is closing by the app's cancel: what waits to be sent is dropped, its senders failed.
+    func dropOutbound() {
+        for sender in state.withLockedValue({ $0.outbound.clear() }) { sender.resume(throwing: WebSocketError.notOpen) }
     }
 
     func close(_ code: WebSocketCloseCode, reason: String) {
@@ -499,10 +602,31 @@ final class SocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         if !socket.events.receive(message: message) { close(.goingAway, reason: "", thenDrop: true) }
     }
 
-    /// Writes a message as one frame, compressed when permessage-deflate was agreed on.
-    func send(_ message: WebSocketMessage) -> EventLoopFuture<Void> {
-        guard let context else { return loop.makeFailedFuture(WebSocketError.notOpen) }
-        guard !sentClose else { return context.eventLoop.makeFailedFuture(WebSocketError.notOpen) }
+    /// Writes the messages the app sent, in order, while the channel is writable (all of them when
+    /// `whole`, before a close frame), then flushes once. What is left waits for the channel to drain
+    /// (``channelWritabilityChanged(context:)``).
+    func drain(whole: Bool = false) {
+        guard let context, !sentClose else { return socket.dropOutbound() }
+        var wrote = false
+        while whole || context.channel.isWritable, let message = socket.nextOutbound() {
+            do {
+                try write(message, context: context)
+                wrote = true
+            } catch {
+                context.fireErrorCaught(error)
+                return
+            }
+        }
+        if wrote { context.flush() }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { drain() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// Writes a message as one frame, compressed when permessage-deflate was agreed on; flushed by the caller.
+    private func write(_ message: WebSocketMessage, context: ChannelHandlerContext) throws {
         let allocator = context.channel.allocator
         var payload: ByteBuffer
         let opcode: WebSocketOpcode
@@ -517,21 +641,19 @@ final class SocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         var compressed = false
         // An empty message goes as it is: zlib has nothing to flush for it.
         if let deflate, payload.readableBytes > 0 {
-            do {
-                payload = try deflate.compress(payload, allocator: allocator)
-                compressed = true
-            } catch {
-                return context.eventLoop.makeFailedFuture(error)
-            }
+            payload = try deflate.compress(payload, allocator: allocator)
+            compressed = true
         }
         let frame = WebSocketFrame(fin: true, rsv1: compressed, opcode: opcode, maskKey: .random(), data: payload)
-        return context.writeAndFlush(wrapOutboundOut(frame))
+        context.write(wrapOutboundOut(frame), promise: nil)
     }
 
     /// Sends a close frame with `code` and waits for the server's (or drops the connection at once when
     /// `thenDrop`, as a cancel does), the connection closed after the close timeout at the latest.
     func close(_ code: WebSocketCloseCode, reason: String, thenDrop: Bool) {
-        guard let context, context.channel.isActive else { return }
+        guard let context, context.channel.isActive else { return socket.dropOutbound() }
+        // The app's close goes after the messages it sent before; a cancel drops them.
+        if thenDrop { socket.dropOutbound() } else { drain(whole: true) }
         if !sentClose {
             sentClose = true
             write(.connectionClose, WebSocketFrameReader.closePayload(code, reason: reason))

@@ -435,6 +435,44 @@ struct WebSocketNIOTests {
         #expect(pool.activeTasks.isEmpty)
     }
 
+    @Test(
+        "a server that reads nothing: sends return until the connection is full, then one waits and fails after the send timeout, withdrawn; the socket stays open"
+    )
+    func sendTimeout() async throws {
+        let peers = try WebSocketPeers()
+        let pool = pool()
+        let socket = try await pool.webSocket(
+            SocketEndpoint(url: peers.hostile("/no-read")), id: "slow",
+            options: WebSocketOptions(pingInterval: nil, sendTimeout: 0.5, compression: nil))
+        let message = Data(count: 1 << 20)
+        var sent = 0
+        var failure: NetworkError?
+        let started = ContinuousClock.now
+        // At most 200 MiB: the kernel's buffers on loopback hold a few MiB.
+        while sent < 200, failure == nil {
+            do {
+                try await socket.send(message)
+                sent += 1
+            } catch {
+                failure = error
+            }
+        }
+        let waited = ContinuousClock.now - started
+        if case .transport(let error as WebSocketError)? = failure {
+            #expect(error == .sendTimedOut(seconds: 0.5))
+        } else {
+            Issue.record("the send did not time out: \(String(describing: failure))")
+        }
+        #expect(sent >= 1 && sent < 200)
+        #expect(waited >= .milliseconds(500))
+        // The timed-out message was not counted as sent; the socket is still open, and a cancel ends it.
+        #expect(socket.task.snapshot.socket?.messagesSent == sent)
+        #expect(socket.task.state == .running)
+        #expect(pool.cancel(id: "slow"))
+        await #expect(throws: NetworkError.self) { for try await _ in socket {} }
+        #expect(pool.activeTasks.isEmpty)
+    }
+
     @Test("a server that stops answering: the keep-alive's ping finds no pong, and the socket fails")
     func stalled() async throws {
         let peers = try WebSocketPeers()

@@ -200,6 +200,14 @@ extension URLSessionSocket {
             return true
         }
 
+        /// A send waited `seconds` without its completion: whether the socket fails for it (the task is
+        /// cancelled, and its completion reports it: the platform cannot withdraw the message).
+        mutating func sendTimedOut(seconds: TimeInterval) -> Bool {
+            guard phase == .open, outcome == nil else { return false }
+            outcome = .fail(WebSocketError.sendTimedOut(seconds: seconds))
+            return true
+        }
+
         /// A keep-alive tick: the number of a ping to send, when nothing was heard since the last tick and
         /// no ping awaits its pong.
         mutating func keepAliveTick() -> Int? {

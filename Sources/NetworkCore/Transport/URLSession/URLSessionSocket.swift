@@ -162,12 +162,23 @@ final class URLSessionSocket: WebSocketConnection, @unchecked Sendable {
         case .text(let text): sent = .string(text)
         case .binary(let data): sent = .data(data)
         }
+        // The first of the completion and the send timeout resumes the sender.
+        let timeout = max(0, options.sendTimeout)
         do {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let once = Locked<CheckedContinuation<Void, any Error>?>(continuation)
                 task.send(sent) { error in
-                    if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+                    guard let sender = once.withLock({ $0.take() }) else { return }
+                    if let error { sender.resume(throwing: error) } else { sender.resume() }
+                }
+                control.asyncAfter(deadline: .now() + timeout) { [weak self] in
+                    guard let sender = once.withLock({ $0.take() }) else { return }
+                    sender.resume(throwing: WebSocketError.sendTimedOut(seconds: timeout))
+                    if self?.locked.withLock({ $0.state.sendTimedOut(seconds: timeout) }) == true { task.cancel() }
                 }
             }
+        } catch let error as WebSocketError {
+            throw error
         } catch {
             throw locked.withLock({ $0.state.isOpen }) ? error : WebSocketError.notOpen
         }

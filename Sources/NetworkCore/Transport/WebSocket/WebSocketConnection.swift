@@ -8,8 +8,9 @@ import Foundation
 /// close with ``WebSocketCloseCode/goingAway``, then the connection dropped). A transport that opens
 /// sockets returns one from ``Transport/startWebSocket(_:options:events:)``.
 public protocol WebSocketConnection: TransportControl {
-    /// Sends a message; returns once the transport has taken it (written it to the connection), so that a
-    /// sender waits while the connection is busy. Throws ``WebSocketError/notOpen`` once the socket is
+    /// Sends a message; returns once the transport has taken it (written it to the connection, or queued
+    /// it in order for the connection), so that a sender waits while the connection is full (at most the options' `sendTimeout`, then
+    /// ``WebSocketError/sendTimedOut(seconds:)``). Throws ``WebSocketError/notOpen`` once the socket is
     /// closing, or the connection's error.
     func send(_ message: WebSocketMessage) async throws
     /// Begins the closing handshake with `code` and `reason`: the transfer ends when the server answers

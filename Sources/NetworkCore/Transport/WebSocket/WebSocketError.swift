@@ -24,6 +24,10 @@ public enum WebSocketError: Error, Sendable, Equatable, CustomStringConvertible 
     case pongTimeout(seconds: Double)
     /// A message was sent after the socket began to close.
     case notOpen
+    /// A send waited longer than ``WebSocketOptions/sendTimeout`` for the connection to take its message
+    /// (the server reads too slowly). Over `NIOTransport` the message was withdrawn unsent and the socket
+    /// stays open; over `URLSessionTransport` the socket fails with this error.
+    case sendTimedOut(seconds: Double)
 
     /// What went wrong, in a sentence.
     public var description: String {
@@ -36,6 +40,7 @@ public enum WebSocketError: Error, Sendable, Equatable, CustomStringConvertible 
             reason.isEmpty ? "the socket closed: \(code)" : "the socket closed: \(code), \(reason)"
         case .pongTimeout(let seconds): "no pong within \(seconds) s: the connection is taken as dead"
         case .notOpen: "the socket is closing or closed: nothing more can be sent"
+        case .sendTimedOut(let seconds): "the connection did not take the message within \(seconds) s"
         }
     }
 }

@@ -26,6 +26,10 @@ public struct WebSocketOptions: Sendable, Equatable {
     /// permessage-deflate as offered, or `nil` to offer no compression. Default: offered, contexts kept.
     /// A transport without it (or a server that does not agree) sends and takes messages uncompressed.
     public var compression: WebSocketCompression?
+    /// How long a send may wait for the connection to take its message, when messages are waiting already
+    /// (the server reads more slowly than the app sends), before it fails with
+    /// ``WebSocketError/sendTimedOut(seconds:)``. Default: 30 s.
+    public var sendTimeout: TimeInterval
     /// How the socket opens again after its connection is lost, or `nil` (the default) to end it then.
     /// Its messages stay one sequence across connections; ``TaskEvent/Kind/reconnected`` tells each.
     public var reconnection: WebSocketReconnection?
@@ -33,9 +37,10 @@ public struct WebSocketOptions: Sendable, Equatable {
     /// Options; every argument has the default its property describes.
     public init(
         subprotocols: [String] = [], maximumMessageBytes: Int? = nil, pingInterval: TimeInterval? = 30,
-        pongTimeout: TimeInterval = 10, closeTimeout: TimeInterval = 5,
+        pongTimeout: TimeInterval = 10, closeTimeout: TimeInterval = 5, sendTimeout: TimeInterval = 30,
         compression: WebSocketCompression? = WebSocketCompression(), reconnection: WebSocketReconnection? = nil
     ) {
+        self.sendTimeout = sendTimeout
         self.subprotocols = subprotocols
         self.maximumMessageBytes = maximumMessageBytes
         self.pingInterval = pingInterval

@@ -43,11 +43,12 @@ public final class WebSocket: AsyncSequence, Sendable {
     /// The reason of the server's close frame, once it came.
     public var closeReason: String? { delivery.closeFrame?.reason }
 
-    /// Sends a message; returns once the connection has taken it, so that a sender waits while the
-    /// connection is busy.
+    /// Sends a message; returns once the connection has taken it or queued it. While messages pile up
+    /// unsent (the server reads slowly), a sender waits for its own, at most the options'
+    /// ``WebSocketOptions/sendTimeout``.
     /// - Throws: ``NetworkError/transport(_:)`` with ``WebSocketError/notOpen`` once the socket is closing
-    ///   or closed, or while it waits to open again after losing its connection; or with the connection's
-    ///   error.
+    ///   or closed, or while it waits to open again after losing its connection; with
+    ///   ``WebSocketError/sendTimedOut(seconds:)`` when it waited too long; or with the connection's error.
     public func send(_ message: WebSocketMessage) async throws(NetworkError) {
         guard let connection = delivery.connection, task.error == nil, task.state == .running else {
             throw .transport(WebSocketError.notOpen)

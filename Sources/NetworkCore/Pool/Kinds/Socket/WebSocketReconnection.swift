@@ -5,7 +5,8 @@ import Foundation
 /// do not all come back at once), at most `maximumAttempts` times in a row without a message from the
 /// server between them. Off by default (``WebSocketOptions/reconnection`` is `nil`).
 ///
-/// A socket opens again when its connection is lost without a close frame, when no pong came, or when the
+/// A socket opens again when its connection is lost without a close frame, when no pong came (or the
+/// connection failed a socket for not taking a message: ``WebSocketError/sendTimedOut(seconds:)``), when the
 /// server closed it with a code that asks for it later (1001 going away, 1011 internal error, 1012
 /// service restart, 1013 try again later, 1014 bad gateway). Never after a normal close (1000), a cancel,
 /// a close the app asked for, a protocol violation, a message too large, or any other code. The opening
@@ -51,7 +52,7 @@ public struct WebSocketReconnection: Sendable, Equatable {
         case .transport(let error as WebSocketError):
             switch error {
             case .closed(let code, _): [1001, 1006, 1011, 1012, 1013, 1014].contains(code.rawValue)
-            case .pongTimeout: true
+            case .pongTimeout, .sendTimedOut: true
             case .unsupported, .protocolViolation, .upgradeRefused, .notOpen: false
             }
         case .httpStatus(let response):
