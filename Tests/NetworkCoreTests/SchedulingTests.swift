@@ -116,6 +116,37 @@ struct SchedulerTests {
         #expect(scheduler.queuedCount == 0 && scheduler.queueOrder.isEmpty)
     }
 
+    @Test(
+        "a task without a slot (a socket) starts at once, but waits while paused: in the queue's order after the rest, removable, started first on resume"
+    )
+    func withoutSlot() {
+        var scheduler = Scheduler<Job>(maximumTotal: 1, maximumPerHost: 1)
+        let running = scheduler.admit(Job("running"), host: "h", priority: .normal)
+        let socket = scheduler.admitWithoutSlot(Job("socket"))  // the pool is full, but it takes no slot
+        #expect(running && socket && scheduler.running == 1)
+        scheduler.pause()
+        let queued = scheduler.admit(Job("queued"), host: "h", priority: .normal)
+        let (heldJob, droppedJob) = (Job("held"), Job("dropped"))
+        let held = scheduler.admitWithoutSlot(heldJob)
+        let dropped = scheduler.admitWithoutSlot(droppedJob)
+        #expect(!queued && !held && !dropped)
+        #expect(scheduler.queuedCount == 3)
+        #expect(scheduler.queueOrder.map(\.name) == ["queued", "held", "dropped"])
+        let reprioritized = scheduler.reprioritize(heldJob, host: "h", to: .high)
+        #expect(reprioritized)
+        #expect(scheduler.queueOrder.map(\.name) == ["queued", "held", "dropped"])
+        let removed = scheduler.remove(droppedJob, host: "h")
+        let removedAgain = scheduler.remove(droppedJob, host: "h")
+        #expect(removed && !removedAgain)
+        let released = scheduler.release(host: "h")  // paused: nothing starts
+        #expect(released.isEmpty)
+        let resumed = scheduler.resume()
+        #expect(resumed.map(\.name) == ["held", "queued"])
+        #expect(scheduler.running == 1)  // the queued task's slot; the socket took none
+        let again = scheduler.resume()
+        #expect(scheduler.queuedCount == 0 && again.isEmpty)
+    }
+
     @Test("1,000 tasks over 100 hosts: every one starts exactly once, never over the limits")
     func many() {
         var scheduler = Scheduler<Job>(maximumTotal: 64, maximumPerHost: 5)

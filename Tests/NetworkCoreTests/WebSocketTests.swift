@@ -256,6 +256,30 @@ struct WebSocketPoolTests {
         #expect(plain.task(id: "plain")?.snapshot.socket?.messagesSent == 1)
     }
 
+    @Test("a paused pool opens no socket until it resumes; one cancelled meanwhile never starts")
+    func pausedPool() async throws {
+        let transport = HoldingTransport()
+        let pool = TaskPool(configuration: .init(transport: transport))
+        pool.pause()
+        let later = immediately { try await pool.webSocket(Self.endpoint, id: "later") }
+        let dropped = immediately { try await pool.webSocket(Self.endpoint, id: "dropped") }
+        for _ in 0..<200 where pool.queuedCount < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(pool.queuedCount == 2)
+        #expect(transport.starts.count == 0)
+        #expect(pool.activeTaskSnapshots.map(\.phase) == ["queued", "queued"])
+        #expect(pool.activeTaskSnapshots.map(\.queuePosition) == [1, 2])
+        #expect(pool.cancel(id: "dropped"))
+        await #expect(throws: NetworkError.self) { try await dropped.value }
+        pool.resume()
+        await transport.starts.reaches(1)
+        #expect(transport.open(0))
+        let socket = try await later.value
+        #expect(socket.task.id == "later")
+        #expect(transport.starts.count == 1)
+        await socket.close()
+        #expect(pool.activeTasks.isEmpty)
+    }
+
     @Test("cancel by id sends going away, ends the task cancelled once, and its reader throws cancelled")
     func cancelByID() async throws {
         let logger = InMemoryLogger()

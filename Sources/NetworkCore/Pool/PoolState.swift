@@ -216,7 +216,9 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
         }
         let begins =
             cached == nil
-            && (!submission.takesSlot || scheduler.admit(key, host: submission.host, priority: submission.priority))
+            && (submission.takesSlot
+                ? scheduler.admit(key, host: submission.host, priority: submission.priority)
+                : scheduler.admitWithoutSlot(key))
         let token = update(key) { record -> UInt32 in
             let token = record.newToken()
             // A caller that will wait counts from now (as one away, until it attaches): a joined caller that

@@ -58,6 +58,9 @@ struct Scheduler<Element: Hashable> {
     /// The ticket of each waiting task: an entry whose ticket differs is stale.
     private var tickets: [Element: UInt64] = [:]
     private var nextTicket: UInt64 = 0
+    /// Tasks that take no slot (sockets), sent while the pool is paused, in order: they start on
+    /// ``resume()``.
+    private var held: [Element] = []
 
     init(maximumTotal: Int, maximumPerHost: Int) {
         self.maximumTotal = max(1, maximumTotal)
@@ -65,7 +68,7 @@ struct Scheduler<Element: Hashable> {
     }
 
     /// How many tasks wait.
-    var queuedCount: Int { tickets.count }
+    var queuedCount: Int { tickets.count + held.count }
 
     /// How many tasks of `host` hold a slot.
     func running(host: String) -> Int { runningByHost[host, default: 0] }
@@ -89,6 +92,14 @@ struct Scheduler<Element: Hashable> {
         return false
     }
 
+    /// A new task that takes no slot: returns `true` when it may start now, `false` when it waits for
+    /// ``resume()``.
+    mutating func admitWithoutSlot(_ element: Element) -> Bool {
+        guard isPaused else { return true }
+        held.append(element)
+        return false
+    }
+
     /// A task of `host` that held a slot has ended: returns the waiting tasks that start now, each holding
     /// a slot.
     mutating func release(host: String) -> [Element] {
@@ -105,6 +116,10 @@ struct Scheduler<Element: Hashable> {
 
     /// Takes `element` out of the line, if it waits there. Returns whether it did.
     mutating func remove(_ element: Element, host: String) -> Bool {
+        if let index = held.firstIndex(of: element) {
+            held.remove(at: index)
+            return true
+        }
         guard tickets.removeValue(forKey: element) != nil else { return false }
         waiting[host]?.count -= 1
         if waiting[host]?.count == 0 { waiting.removeValue(forKey: host) }
@@ -113,6 +128,8 @@ struct Scheduler<Element: Hashable> {
 
     /// A waiting `element` moves to the back of the line of `priority`. Returns whether it waits.
     mutating func reprioritize(_ element: Element, host: String, to priority: RequestPriority) -> Bool {
+        // A task that takes no slot waits for the resume alone, whatever its priority.
+        if held.contains(element) { return true }
         guard remove(element, host: host) else { return false }
         enqueue(element, host: host, priority: priority)
         return true
@@ -124,7 +141,9 @@ struct Scheduler<Element: Hashable> {
     /// Tasks start again: returns those that start now.
     mutating func resume() -> [Element] {
         isPaused = false
-        return drain()
+        let unheld = held
+        held = []
+        return unheld + drain()
     }
 
     /// The waiting tasks in the order they would start if every host had room: by priority, then by
@@ -140,7 +159,7 @@ struct Scheduler<Element: Hashable> {
             }
         }
         all.sort { $0.0 != $1.0 ? $0.0 > $1.0 : $0.1.ticket < $1.1.ticket }
-        return all.map(\.1.element)
+        return all.map(\.1.element) + held
     }
 
     private mutating func take(_ host: String) {

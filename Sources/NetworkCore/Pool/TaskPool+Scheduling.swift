@@ -2,8 +2,8 @@ import Foundation
 
 /// Scheduling: pausing and resuming the start of tasks, and their priorities in the queue.
 extension TaskPool {
-    /// Stops starting tasks: new sends, and those already waiting, wait in the queue until ``resume()``;
-    /// tasks already running go on. For an app going to the background, say. Nothing is lost or sent
+    /// Stops starting tasks: new sends (and sockets opened with ``webSocket(_:id:options:)``), and those
+    /// already waiting, wait in the queue until ``resume()``; tasks already running (open sockets too) go on. For an app going to the background, say. Nothing is lost or sent
     /// twice: a waiting task can still be cancelled, and its deadline still counts.
     public func pause() {
         state.withLock { $0.pause() }
