@@ -274,7 +274,11 @@ struct URLSessionSocketStateTests {
 
             /// Waits, at most 10 s, for a report.
             func waitForEnd() async throws {
-                for _ in 0..<200 where all.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+                var tries = 0
+                while all.isEmpty, tries < 200 {
+                    tries += 1
+                    try await Task.sleep(for: .milliseconds(50))
+                }
             }
         }
 

@@ -263,7 +263,11 @@ struct WebSocketPoolTests {
         pool.pause()
         let later = immediately { try await pool.webSocket(Self.endpoint, id: "later") }
         let dropped = immediately { try await pool.webSocket(Self.endpoint, id: "dropped") }
-        for _ in 0..<200 where pool.queuedCount < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        var tries = 0
+        while pool.queuedCount < 2, tries < 200 {
+            tries += 1
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(pool.queuedCount == 2)
         #expect(transport.starts.count == 0)
         #expect(pool.activeTaskSnapshots.map(\.phase) == ["queued", "queued"])

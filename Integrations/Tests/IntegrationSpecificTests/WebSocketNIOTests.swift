@@ -523,6 +523,38 @@ struct WebSocketNIOTests {
         #expect(pool.activeTasks.isEmpty)
     }
 
+    @Test(
+        "cancel at each point of the opening (connecting, the request out, the 101 on its way, just open): one end each, cancelled unless it opened first, nothing left",
+        arguments: [0, 200, 1_000, 3_000, 10_000])
+    func cancelWhileOpening(afterMicroseconds delay: Int) async throws {
+        let peers = try WebSocketPeers()
+        let logger = InMemoryLogger()
+        let pool = pool(logger: logger)
+        for (round, url) in [peers.hostile("/silent"), peers.real("/echo")].enumerated() {
+            let id = "opening-\(round)"
+            let opening = Task { try await pool.webSocket(SocketEndpoint(url: url), id: id) }
+            // Once the task exists (a cancel before it would find nothing to cancel).
+            var tries = 0
+            while pool.task(id: id) == nil, tries < 1_000 {
+                tries += 1
+                await Task.yield()
+            }
+            if delay > 0 { try await Task.sleep(for: .microseconds(delay)) }
+            #expect(pool.cancel(id: id))
+            do {
+                let socket = try await opening.value
+                // It opened before the cancel reached it: the cancel ended the open socket.
+                await #expect(throws: NetworkError.self) { for try await _ in socket {} }
+                #expect(socket.task.state == .cancelled)
+            } catch {
+                #expect((error as? NetworkError)?.isCancelled == true, "\(url) after \(delay) µs: \(error)")
+            }
+        }
+        #expect(logger.count(.cancelled) == 2)
+        #expect(logger.count(.finished) + logger.count(.failed) == 0)
+        #expect(pool.activeTasks.isEmpty)
+    }
+
     @Test("cancel by id ends an open socket at once, cancelled, once; the connection closes")
     func cancelByID() async throws {
         let peers = try WebSocketPeers()
