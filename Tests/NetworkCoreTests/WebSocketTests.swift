@@ -284,6 +284,28 @@ struct WebSocketPoolTests {
         #expect(pool.activeTasks.isEmpty)
     }
 
+    @Test("two readers at once take turns: each message goes to one of them, none twice or lost; both end at the close")
+    func twoReaders() async throws {
+        let (transport, _, socket) = try await Self.openSocket()
+        let readers = (0..<2).map { _ in
+            Task {
+                var read: [WebSocketMessage] = []
+                for try await message in socket { read.append(message) }
+                return read
+            }
+        }
+        // Both readers waiting before the first message (else one could read everything alone).
+        try await Task.sleep(for: .milliseconds(50))
+        for number in 0..<100 { #expect(transport.push(.text("m\(number)"), at: 0)) }
+        transport.serverCloses(0, code: .normalClosure)
+        var all: [String] = []
+        for reader in readers {
+            for case .text(let text) in try await reader.value { all.append(text) }
+        }
+        #expect(all.sorted() == (0..<100).map { "m\($0)" }.sorted())
+        #expect(socket.task.state == .completed)
+    }
+
     @Test("cancel by id sends going away, ends the task cancelled once, and its reader throws cancelled")
     func cancelByID() async throws {
         let logger = InMemoryLogger()

@@ -38,7 +38,8 @@ struct RawChunks: ChunkDecoder {
     mutating func reset() {}
 }
 
-/// The elements of a streamed body between the transport and one consumer, with back-pressure: once
+/// The elements of a streamed body between the transport and its consumers (each element to one of them,
+/// those reading at once taking turns), with back-pressure: once
 /// more than ``highWater`` bytes wait unread, the transfer is paused, and resumed when the consumer has
 /// read them down to ``lowWater``. A transport that cannot pause keeps sending: past ``unreadLimit``
 /// bytes unread the transfer fails with ``NetworkError/responseTooLarge(limit:)``, rather than memory
@@ -46,11 +47,9 @@ struct RawChunks: ChunkDecoder {
 final class BodyStream<Decoder: ChunkDecoder>: Delivery, @unchecked Sendable {
     // @unchecked Sendable: all mutable state is in `state`, a `Locked`.
     typealias Element = Decoder.Element
-    /// What receiving bytes leads to: a consumer to wake with an element, and a transfer to pause.
-    private typealias Received = (
-        waiter: UnsafeContinuation<Result<Element?, NetworkError>, Never>?, element: Element?,
-        pause: (any TransportControl)?
-    )
+    private typealias Waiter = UnsafeContinuation<Result<Element?, NetworkError>, Never>
+    /// What receiving bytes leads to: consumers to wake, each with an element, and a transfer to pause.
+    private typealias Received = (handed: [(Waiter, Element)], pause: (any TransportControl)?)
 
     private struct State {
         var decoder: Decoder
@@ -60,7 +59,8 @@ final class BodyStream<Decoder: ChunkDecoder>: Delivery, @unchecked Sendable {
         var buffered = 0
         var end: Result<Void, NetworkError>?
         var headWaiter: UnsafeContinuation<Result<HTTPURLResponse, NetworkError>, Never>?
-        var waiter: UnsafeContinuation<Result<Element?, NetworkError>, Never>?
+        /// The consumers waiting for an element, first come first served: each element goes to one.
+        var waiters: [Waiter] = []
         var control: (any TransportControl)?
         var paused = false
     }
@@ -111,23 +111,22 @@ final class BodyStream<Decoder: ChunkDecoder>: Delivery, @unchecked Sendable {
     ) throws(NetworkError) {
         let received = try state.withLock { (state) throws(NetworkError) -> Received in
             let decoded = try decode(&state.decoder)
-            guard !decoded.isEmpty else { return (nil, nil, nil) }
+            guard !decoded.isEmpty else { return ([], nil) }
             // Bytes are counted against the element that completes with them.
             var elements = decoded.map { ($0, 0) }
             elements[elements.count - 1].1 = bytes
-            if let waiter = state.waiter, state.next == state.elements.count {
-                state.waiter = nil
-                let first = elements.removeFirst().0
-                append(elements, to: &state)
-                return (waiter, first, shouldPause(&state))
+            // Waiting consumers exist only while nothing is buffered: each takes the next element.
+            var handed: [(Waiter, Element)] = []
+            while !state.waiters.isEmpty, !elements.isEmpty {
+                handed.append((state.waiters.removeFirst(), elements.removeFirst().0))
             }
             append(elements, to: &state)
             // What is read already stays for the consumer; the transfer ends after it.
-            guard state.buffered <= unreadLimit else { throw .responseTooLarge(limit: unreadLimit) }
-            return (nil, nil, shouldPause(&state))
+            guard !handed.isEmpty || state.buffered <= unreadLimit else { throw .responseTooLarge(limit: unreadLimit) }
+            return (handed, shouldPause(&state))
         }
         received.pause?.pauseReceiving()
-        received.waiter?.resume(returning: .success(received.element))
+        for (waiter, element) in received.handed { waiter.resume(returning: .success(element)) }
     }
 
     private func append(_ elements: [(Element, Int)], to state: inout State) {
@@ -166,20 +165,20 @@ final class BodyStream<Decoder: ChunkDecoder>: Delivery, @unchecked Sendable {
 
     func taskEnded(with outcome: DataTask.Outcome) {
         let outcome = outcome.map { _ in () }
-        let (headWaiter, waiter) = state.withLock { state in
+        let (headWaiter, waiters) = state.withLock { state in
             if state.end == nil { state.end = outcome }
             defer {
                 state.headWaiter = nil
-                state.waiter = nil
+                state.waiters = []
                 state.control = nil
             }
-            return (state.headWaiter, state.next == state.elements.count ? state.waiter : nil)
+            return (state.headWaiter, state.next == state.elements.count ? state.waiters : [])
         }
         switch outcome {
         case .success: headWaiter?.resume(returning: .failure(.transport(URLError(.badServerResponse))))
         case .failure(let error): headWaiter?.resume(returning: .failure(error))
         }
-        waiter?.resume(returning: outcome.map { nil })
+        for waiter in waiters { waiter.resume(returning: outcome.map { nil }) }
     }
 
     /// Waits for the accepted head, or the task's failure.
@@ -196,7 +195,8 @@ final class BodyStream<Decoder: ChunkDecoder>: Delivery, @unchecked Sendable {
         }
     }
 
-    /// The next element, `nil` at the end of the body, or the task's failure.
+    /// The next element, `nil` at the end of the body, or the task's failure. Consumers reading at once
+    /// take turns: each element goes to one of them, the first to wait first.
     func next() async -> Result<Element?, NetworkError> {
         await withUnsafeContinuation { continuation in
             let (ready, resume) = state.withLock {
@@ -217,8 +217,7 @@ final class BodyStream<Decoder: ChunkDecoder>: Delivery, @unchecked Sendable {
                     return (.success(element), resume)
                 }
                 if let end = state.end { return (end.map { nil }, nil) }
-                if state.waiter != nil { return (.failure(.cancelled), nil) }  // one consumer at a time
-                state.waiter = continuation
+                state.waiters.append(continuation)
                 return (nil, nil)
             }
             resume?.resumeReceiving()
