@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """WebSocket servers for NetworkCore's tests, on 127.0.0.1, until standard input closes or the process is
-stopped. Prints "real PORT" and "hostile PORT" once both listen.
+stopped. Prints "real PORT" and "hostile PORT" once both listen; with `--tls CERT KEY`, then "secure PORT".
 
 real: the `websockets` package from PyPI (a server no one here wrote):
   /echo           every message sent back as it came (text as text, binary as binary)
@@ -25,11 +25,15 @@ hostile: a server of our own that answers the opening by hand, then breaks a rul
                   answers with an extension the client did not offer
   /flaky          the Nth connection to it sends "connection N"; the first two are dropped with no close frame
                   once the client sends a message, the third and later echo until the client closes
+  /burst          the 101, two text messages and the connection's end (no close frame) in one TCP segment
+  /no-read        opens, then reads nothing (the client's sends fill the connection)
+secure (with --tls): the `websockets` package's server over TLS, the same paths as real
 """
 import asyncio
 import base64
 import hashlib
 import socket
+import ssl
 import sys
 import zlib
 
@@ -225,6 +229,13 @@ async def main():
     bad = await asyncio.start_server(hostile, "127.0.0.1", 0)
     print("real", real.sockets[0].getsockname()[1], flush=True)
     print("hostile", bad.sockets[0].getsockname()[1], flush=True)
+    if len(sys.argv) == 4 and sys.argv[1] == "--tls":
+        # The websockets package's server over TLS, with the certificate and key the test made.
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(sys.argv[2], sys.argv[3])
+        secure = await serve(real_handler, "127.0.0.1", 0, process_request=real_request, ssl=context,
+                             max_size=None, ping_interval=None)
+        print("secure", secure.sockets[0].getsockname()[1], flush=True)
     loop = asyncio.get_running_loop()
     done = loop.create_future()
     # Ends when the test that started it closes standard input (or is gone).

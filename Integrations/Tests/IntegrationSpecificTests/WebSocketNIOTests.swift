@@ -1,5 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
+import NIOSSL
 import NetworkCore
 import NetworkCoreNIO
 import Testing
@@ -17,16 +18,19 @@ final class WebSocketPeers: @unchecked Sendable {  // immutable once started
 
     let real: Int
     let hostile: Int
+    /// The `websockets` package's server over TLS, when started with a certificate.
+    let secure: Int?
     private let process: Process
     private let input: Pipe
 
-    init() throws {
+    init(tls: SelfSignedCertificate? = nil) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
                 "Scripts/websocket-peers.py")
         process = Process()
         process.executableURL = URL(fileURLWithPath: try #require(Self.python))
-        process.arguments = [script.path]
+        process.arguments = [script.path] + (tls.map { ["--tls", $0.certificate.path, $0.key.path] } ?? [])
+        let expected = tls == nil ? 2 : 3
         input = Pipe()
         let output = Pipe()
         process.standardInput = input
@@ -37,7 +41,7 @@ final class WebSocketPeers: @unchecked Sendable {  // immutable once started
         let ready = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             var text = ""
-            while text.filter({ $0 == "\n" }).count < 2 {
+            while text.filter({ $0 == "\n" }).count < expected {
                 let data = output.fileHandleForReading.availableData
                 if data.isEmpty { break }
                 text += String(decoding: data, as: UTF8.self)
@@ -54,6 +58,7 @@ final class WebSocketPeers: @unchecked Sendable {  // immutable once started
             })
         real = try #require(ports["real"])
         hostile = try #require(ports["hostile"])
+        secure = ports["secure"]
     }
 
     deinit {
@@ -70,6 +75,7 @@ final class WebSocketPeers: @unchecked Sendable {  // immutable once started
 struct SocketEndpoint: Endpoint {
     let url: String
     var timeout: TimeInterval?
+    var headers: [String: String] = [:]
     var baseURL: String { url }
     var path: String { "" }
 }
@@ -471,6 +477,46 @@ struct WebSocketNIOTests {
         #expect(pool.cancel(id: "slow"))
         await #expect(throws: NetworkError.self) { for try await _ in socket {} }
         #expect(pool.activeTasks.isEmpty)
+    }
+
+    @Test(
+        "wss over TLS: with the server's certificate trusted, an echo, its credential in no event and redacted in the inspector; untrusted, a secure-connection error"
+    )
+    func secure() async throws {
+        let credentials = try await SelfSignedCertificate.make()
+        defer { credentials.remove() }
+        let peers = try WebSocketPeers(tls: credentials)
+        let port = try #require(peers.secure)
+        var trusting = TLSConfiguration.makeClientConfiguration()
+        trusting.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(credentials.certificate.path))
+        let logger = InMemoryLogger()
+        let inspector = PoolInspector()
+        let pool = TaskPool(
+            configuration: .init(
+                transport: NIOTransport(configuration: .init(tls: trusting)), logger: logger, inspector: inspector))
+        let token = "s3cret-WSS-token"
+        let endpoint = SocketEndpoint(
+            url: "wss://localhost:\(port)/echo", headers: ["Authorization": "Bearer \(token)"])
+        let socket = try await pool.webSocket(endpoint, id: "secure")
+        try await socket.send("over tls")
+        var iterator = socket.makeAsyncIterator()
+        #expect(try await iterator.next() == .text("over tls"))
+        let details = try #require(inspector.task(id: "secure")?.details)
+        #expect(details.requestHeaders.contains { $0.name == "Authorization" && $0.value == Redactor.placeholder })
+        #expect(!String(describing: details).contains(token))
+        await socket.close()
+        #expect(socket.closeCode == .normalClosure)
+        #expect(!logger.events.isEmpty)
+        #expect(!String(describing: logger.events).contains(token))
+
+        let untrusted = TaskPool(configuration: .init(transport: NIOTransport()))
+        await #expect {
+            _ = try await untrusted.webSocket(endpoint)
+        } throws: { error in
+            guard case .transport(let underlying) = error as? NetworkError else { return false }
+            return (underlying as? URLError)?.code == .secureConnectionFailed
+        }
+        #expect(untrusted.activeTasks.isEmpty)
     }
 
     @Test("a server that stops answering: the keep-alive's ping finds no pong, and the socket fails")
