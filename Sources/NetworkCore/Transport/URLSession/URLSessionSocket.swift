@@ -20,6 +20,11 @@ final class URLSessionSocket: WebSocketConnection, @unchecked Sendable {
         var state: State
         var task: URLSessionWebSocketTask?
         var keepAlive: (any DispatchSourceTimer)?
+        /// The sends the platform has not completed, by number: when each times out, and its sender.
+        var sending: [Int: (deadline: DispatchTime, sender: CheckedContinuation<Void, any Error>)] = [:]
+        var nextSend = 0
+        /// A watchdog for the sends is scheduled (one at a time, for the earliest deadline).
+        var watchdogArmed = false
     }
     private let locked: Locked<Fields>
     let options: WebSocketOptions
@@ -162,19 +167,23 @@ final class URLSessionSocket: WebSocketConnection, @unchecked Sendable {
         case .text(let text): sent = .string(text)
         case .binary(let data): sent = .data(data)
         }
-        // The first of the completion and the send timeout resumes the sender.
+        // The first of the completion and the send timeout (the watchdog's) resumes the sender.
         let timeout = max(0, options.sendTimeout)
         do {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let once = Locked<CheckedContinuation<Void, any Error>?>(continuation)
-                task.send(sent) { error in
-                    guard let sender = once.withLock({ $0.take() }) else { return }
-                    if let error { sender.resume(throwing: error) } else { sender.resume() }
+                let (number, arm) = locked.withLock { fields -> (Int, Bool) in
+                    let number = fields.nextSend
+                    fields.nextSend += 1
+                    fields.sending[number] = (.now() + timeout, continuation)
+                    defer { fields.watchdogArmed = true }
+                    return (number, !fields.watchdogArmed)
                 }
-                control.asyncAfter(deadline: .now() + timeout) { [weak self] in
-                    guard let sender = once.withLock({ $0.take() }) else { return }
-                    sender.resume(throwing: WebSocketError.sendTimedOut(seconds: timeout))
-                    if self?.locked.withLock({ $0.state.sendTimedOut(seconds: timeout) }) == true { task.cancel() }
+                if arm { control.asyncAfter(deadline: .now() + timeout) { [weak self] in self?.watchSends() } }
+                task.send(sent) { error in
+                    guard let sender = self.locked.withLock({ $0.sending.removeValue(forKey: number)?.sender }) else {
+                        return
+                    }
+                    if let error { sender.resume(throwing: error) } else { sender.resume() }
                 }
             }
         } catch let error as WebSocketError {
@@ -182,6 +191,24 @@ final class URLSessionSocket: WebSocketConnection, @unchecked Sendable {
         } catch {
             throw locked.withLock({ $0.state.isOpen }) ? error : WebSocketError.notOpen
         }
+    }
+
+    /// The sends past their timeout fail, and the socket with them (the platform cannot withdraw a message);
+    /// the watchdog is scheduled again for the earliest deadline left.
+    private func watchSends() {
+        let now = DispatchTime.now()
+        let timeout = max(0, options.sendTimeout)
+        let (late, next, failed, task) = locked.withLock { fields in
+            let late = fields.sending.filter { $0.value.deadline <= now }
+            for number in late.keys { fields.sending.removeValue(forKey: number) }
+            let next = fields.sending.values.map(\.deadline).min()
+            fields.watchdogArmed = next != nil
+            let failed = !late.isEmpty && fields.state.sendTimedOut(seconds: timeout)
+            return (late.values.map(\.sender), next, failed, fields.task)
+        }
+        for sender in late { sender.resume(throwing: WebSocketError.sendTimedOut(seconds: timeout)) }
+        if failed { task?.cancel() }
+        if let next { control.asyncAfter(deadline: next) { [weak self] in self?.watchSends() } }
     }
 
     func close(_ code: WebSocketCloseCode, reason: String) {
