@@ -551,7 +551,9 @@ final class SocketHandler: ChannelInboundHandler, RemovableChannelHandler {
                 outcome = normal ? .success(()) : .failure(WebSocketError.closed(code, reason: reason))
             }
             if !sentClose {
-                // Echo the code, as RFC 6455 §5.5.1 asks, then the server closes the connection.
+                // What the app sent before goes first; then the code echoed, as RFC 6455 §5.5.1 asks, and the
+                // server closes the connection.
+                drain(whole: true)
                 sentClose = true
                 write(.connectionClose, WebSocketFrameReader.closePayload(code, reason: ""))
             }
@@ -682,6 +684,8 @@ final class SocketHandler: ChannelInboundHandler, RemovableChannelHandler {
                     : WebSocketError.protocolViolation(code, detail))
         }
         if !sentClose {
+            // What the app sent before the server broke the rule goes first.
+            drain(whole: true)
             sentClose = true
             write(.connectionClose, WebSocketFrameReader.closePayload(code, reason: ""))
         }
