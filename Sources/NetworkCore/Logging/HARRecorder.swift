@@ -204,6 +204,9 @@ public struct RecordingTransport: Transport {
     /// As many requests at once per host as the base transport.
     public var maximumRequestsPerHost: Int? { base.maximumRequestsPerHost }
 
+    /// Pins as the base transport enforces them.
+    public var pinningRefusal: String? { base.pinningRefusal }
+
     /// Sends through the base transport with its body (a file, a form, a stream included), passes its
     /// answer on as it comes, and records the exchange when the transfer ends, however it ends.
     public func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {

@@ -19,6 +19,10 @@ extension TaskPool {
         /// after ``logger`` and lets it list and cancel its tasks. `nil` (the default) for none: a pool is
         /// never inspected unless it is given one.
         public var inspector: PoolInspector?
+        /// Public-key pins for the hosts that have them (see ``CertificatePins``), on every request and
+        /// socket: enforced by the transport, or each request to a pinned host fails at once with
+        /// ``PinningError/unsupported(transport:reason:)`` when the transport cannot. `nil`: none.
+        public var pins: CertificatePins?
         /// What happens when an id is sent again while its task runs; ``DuplicatePolicy/join`` by default.
         public var duplicatePolicy: DuplicatePolicy
         /// Which responses count as success.
@@ -101,9 +105,11 @@ extension TaskPool {
             cachePolicy: CachePolicy = .followProtocol,
             maximumConcurrentTasks: Int = 64,
             maximumTasksPerHost: Int? = nil,
-            inspector: PoolInspector? = nil
+            inspector: PoolInspector? = nil,
+            pins: CertificatePins? = nil
         ) {
             self.inspector = inspector
+            self.pins = pins.flatMap { $0.isEmpty ? nil : $0 }
             self.maximumConcurrentTasks = maximumConcurrentTasks
             self.maximumTasksPerHost = maximumTasksPerHost
             self.cache = cache

@@ -225,15 +225,37 @@ extension TaskPool {
                 task.key, attempt: attempt, hop: hop, bodyLength: body.length, kept: kept, at: MonotonicClock.now())
         }
         guard sending else { return }
-        let events = TransportEvents(taskID: task.id, receiver: receiver, sampleDataFrom: receiver)
-        let control =
-            task.plan.delivery?.start(request, body: body, events: events, on: configuration.transport)
-            ?? configuration.transport.start(request, body: body, events: events)
+        let pins = configuration.pins
+        let events = TransportEvents(taskID: task.id, receiver: receiver, sampleDataFrom: receiver, pins: pins)
+        let control: any TransportControl
+        if let pins, let refusal = Self.pinningRefusal(of: request, pins: pins, transport: configuration.transport) {
+            events.fail(refusal)
+            control = AsyncTransfer.none
+        } else {
+            control =
+                task.plan.delivery?.start(request, body: body, events: events, on: configuration.transport)
+                ?? configuration.transport.start(request, body: body, events: events)
+        }
         // Kept by the state, which cancels it if the task ends (at once, if it has ended meanwhile).
         mutate { state, effects in
             state.transferAttached(task.key, attempt: attempt, hop: hop, control: control, into: &effects)
         }
         task.plan.delivery?.attach(control)
+    }
+
+    /// Why a request to a pinned host cannot go: over plain `http`, or through a transport that does not
+    /// enforce pins. `nil` for a host without pins.
+    static func pinningRefusal(
+        of request: URLRequest, pins: CertificatePins, transport: any Transport
+    )
+        -> PinningError?
+    {
+        guard let host = request.url?.host, !pins.pins(for: host).isEmpty else { return nil }
+        let scheme = request.url?.scheme?.lowercased()
+        guard scheme == "https" || scheme == "wss" else { return .notEncrypted(host: host.lowercased()) }
+        return transport.pinningRefusal.map {
+            .unsupported(transport: String(describing: type(of: transport)), reason: $0)
+        }
     }
 
     // MARK: 4. The answer

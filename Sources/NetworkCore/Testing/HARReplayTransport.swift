@@ -29,6 +29,9 @@ public final class HARReplayTransport: Transport, @unchecked Sendable {
         self.redactor = redactor
     }
 
+    /// A replay makes no connection, so a pool's pins have nothing to refuse: `nil`.
+    public var pinningRefusal: String? { nil }
+
     /// Replays a HAR file.
     public convenience init(contentsOf url: URL, matchingBody: Bool = false) throws {
         try self.init(data: Data(contentsOf: url), matchingBody: matchingBody)

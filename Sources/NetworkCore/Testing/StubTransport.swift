@@ -28,6 +28,9 @@ public struct StubTransport: Transport {
         self.responder = responder
     }
 
+    /// A stub makes no connection, so a pool's pins have nothing to refuse: `nil`.
+    public var pinningRefusal: String? { nil }
+
     /// A stub that answers every request with its endpoint's ``Endpoint/sampleData``.
     /// A request whose endpoint has none fails with ``StubError/noSampleData(url:)``.
     public static func sampleData(statusCode: Int = 200, delay: TimeInterval = 0) -> StubTransport {

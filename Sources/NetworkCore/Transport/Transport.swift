@@ -54,9 +54,18 @@ public protocol Transport: Sendable {
         _ request: URLRequest, options: WebSocketOptions, events: TransportEvents
     )
         -> any WebSocketConnection
+
+    /// `nil` when the transport enforces certificate pins (the pool's, in ``TransportEvents/pins``, and
+    /// any of its own) on every connection it makes or reuses for a pinned host; otherwise why it cannot.
+    /// A pool with pins then fails each request to a pinned host at once with
+    /// ``PinningError/unsupported(transport:reason:)``, never connecting. By default: it cannot.
+    var pinningRefusal: String? { get }
 }
 
 extension Transport {
+    /// Pins are not enforced: "it does not check certificate pins".
+    public var pinningRefusal: String? { "it does not check certificate pins" }
+
     /// No limit said: a pool runs 6 tasks per host.
     public var maximumRequestsPerHost: Int? { nil }
 

@@ -65,6 +65,10 @@ public struct TransportEvents: Sendable {
     public let receiver: any TransportReceiver
     /// Where the endpoint's sample data comes from, asked only when a transport wants it.
     private let sample: SampleData
+    /// The pool's certificate pins (``TaskPool/Configuration/pins``): a transport that enforces pins
+    /// (``Transport/pinningRefusal`` is `nil`) checks the connection for the request's host against these,
+    /// with its own.
+    public let pins: CertificatePins?
 
     /// Events for a transfer of the task `taskID`, reported to `receiver`; `sampleData` gives the endpoint's
     /// canned answer (``Endpoint/sampleData``) to stand-ins that answer with it.
@@ -74,21 +78,26 @@ public struct TransportEvents: Sendable {
         self.init(taskID: taskID, receiver: receiver, sample: .closure(sampleData))
     }
 
-    /// Events whose sample data comes from `source` (the pool's receiver knows its task's endpoint).
-    init(taskID: String, receiver: any TransportReceiver, sampleDataFrom source: any SampleDataSource) {
-        self.init(taskID: taskID, receiver: receiver, sample: .source(source))
+    /// Events whose sample data comes from `source` (the pool's receiver knows its task's endpoint), with
+    /// the pool's `pins`.
+    init(
+        taskID: String, receiver: any TransportReceiver, sampleDataFrom source: any SampleDataSource,
+        pins: CertificatePins?
+    ) {
+        self.init(taskID: taskID, receiver: receiver, sample: .source(source), pins: pins)
     }
 
-    private init(taskID: String, receiver: any TransportReceiver, sample: SampleData) {
+    private init(taskID: String, receiver: any TransportReceiver, sample: SampleData, pins: CertificatePins? = nil) {
         self.taskID = taskID
         self.receiver = receiver
         self.sample = sample
+        self.pins = pins
     }
 
     /// The same events, reported to `receiver` instead: for a transport that wraps another and watches its
     /// transfers, with a receiver that looks and passes everything on to this one's.
     public func reporting(to receiver: any TransportReceiver) -> TransportEvents {
-        TransportEvents(taskID: taskID, receiver: receiver, sample: sample)
+        TransportEvents(taskID: taskID, receiver: receiver, sample: sample, pins: pins)
     }
 
     /// What the task is, for transports written with ``Transport/send(_:context:)``: its id and sample

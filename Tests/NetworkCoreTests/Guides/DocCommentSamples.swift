@@ -728,3 +728,16 @@ extension DocCommentContext {
         // DOC Sources/NetworkCore/Transport/WebSocket/WebSocketError.swift-END
     }
 }
+
+// Sources/NetworkCore/Transport/Pinning/CertificatePins.swift
+extension DocCommentContext {
+    static func certificatePins(transport: any Transport) throws {
+        // DOC Sources/NetworkCore/Transport/Pinning/CertificatePins.swift-BEGIN
+        let pins = try CertificatePins([
+            "api.example.com": ["sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "sha256/BAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQ="],
+        ])
+        let pool = TaskPool(configuration: .init(transport: transport, pins: pins))  // NIOTransport, say
+        // DOC Sources/NetworkCore/Transport/Pinning/CertificatePins.swift-END
+        _ = pool
+    }
+}

@@ -79,6 +79,16 @@ public final class URLSessionTransport: Transport {
         #endif
     }
 
+    /// Pins are refused: on Linux, FoundationNetworking does not show a connection's certificates to the
+    /// app; on Apple platforms, this transport does not check them yet.
+    public var pinningRefusal: String? {
+        #if canImport(FoundationNetworking)
+            "FoundationNetworking does not show a connection's certificates to the app"
+        #else
+            "it does not check certificate pins yet"
+        #endif
+    }
+
     /// How a transport sends a body read from a file.
     public enum FileUploads: Sendable, Hashable {
         /// With `Content-Length`: every server accepts it. On Apple platforms, as a file upload of the
