@@ -108,6 +108,9 @@ public final class AsyncHTTPClientTransport: Transport {
     /// by default): a pool runs as many tasks per host at once, and the rest wait in its queue.
     public let maximumRequestsPerHost: Int?
 
+    /// Pins are refused: AsyncHTTPClient offers no way to see a connection's certificate chain.
+    public var pinningRefusal: String? { "AsyncHTTPClient offers no way to see a connection's certificate chain" }
+
     /// Starts `request`. Without a body it goes through the client's delegate interface: its head, body
     /// pieces and end reach `events` from the connection's event loop as they arrive, with no Swift task
     /// between. A request with a body is sent from a Swift task of its own, which reads the body as the

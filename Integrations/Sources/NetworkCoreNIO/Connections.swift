@@ -12,6 +12,13 @@ import NetworkCore
 struct Connection: Sendable {
     let channel: any Channel
     let origin: ConnectionPool.Origin
+    /// The pins of its verified chain, leaf first, when it was made for a pinned host; `nil` otherwise.
+    var chainPins: [String]? = nil
+
+    /// Whether it may carry a request that needs one of `pins` (none: any connection may).
+    func serves(_ pins: Set<String>) -> Bool {
+        pins.isEmpty || chainPins.map { !pins.isDisjoint(with: $0) } ?? false
+    }
 }
 
 /// The transport's connections: made as requests need them, kept open when idle for the next request to
@@ -34,6 +41,8 @@ final class ConnectionPool: Sendable {
         var shutDown = false
         /// The TLS context, made when the first `https` request needs it.
         var tls: NIOSSLContext?
+        /// How pinned connections are verified, made when the first one is.
+        var pinned: PinnedVerification?
     }
 
     private let state = NIOLockedValueBox(State())
@@ -46,14 +55,22 @@ final class ConnectionPool: Sendable {
     }
 
     /// An idle connection to `origin` if one is open (`reused`), else a new one, made within `timeout`.
-    /// The connection being made is adopted by `transfer`, so that cancelling it stops the connecting.
+    /// With `pins` (the host's), only a connection whose verified chain has one of them serves. The
+    /// connection being made is adopted by `transfer`, so that cancelling it stops the connecting.
     func connection(
-        to origin: Origin, timeout: TimeAmount, transfer: Transfer
+        to origin: Origin, pins: Set<String> = [], timeout: TimeAmount, transfer: Transfer
     ) async throws -> (
         Connection, reused: Bool
     ) {
         let idle = try state.withLockedValue { state throws -> Idle? in
             guard !state.shutDown else { throw TransportShutDown() }
+            guard pins.isEmpty else {
+                // The newest that serves these pins; the others stay for requests they serve.
+                guard let index = state.idle[origin]?.lastIndex(where: { $0.connection.serves(pins) }) else {
+                    return nil
+                }
+                return state.idle[origin]?.remove(at: index)
+            }
             while let idle = state.idle[origin]?.popLast() {
                 if idle.connection.channel.isActive { return idle }
                 idle.expiry.cancel()
@@ -62,9 +79,9 @@ final class ConnectionPool: Sendable {
         }
         if let idle {
             idle.expiry.cancel()
-            return (idle.connection, true)
+            if idle.connection.channel.isActive { return (idle.connection, true) }
         }
-        return (try await connect(to: origin, timeout: timeout, transfer: transfer), false)
+        return (try await connect(to: origin, pins: pins, timeout: timeout, transfer: transfer), false)
     }
 
     /// Takes a connection back after a complete exchange: kept for the next request to its origin, or
@@ -122,25 +139,35 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    private func connect(to origin: Origin, timeout: TimeAmount, transfer: Transfer) async throws -> Connection {
+    private func connect(
+        to origin: Origin, pins: Set<String>, timeout: TimeAmount, transfer: Transfer
+    ) async throws -> Connection {
         let decompression = configuration.decompression
-        let channel = try await connect(to: origin, timeout: timeout, transfer: transfer) { pipeline in
+        let (channel, chainPins) = try await connect(to: origin, pins: pins, timeout: timeout, transfer: transfer) {
+            pipeline in
             try pipeline.addHTTPClientHandlers()
             if decompression { try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .none)) }
             try pipeline.addHandler(ExchangeHandler())
         }
         channel.closeFuture.whenComplete { [weak self] _ in self?.forget(channel) }
-        return Connection(channel: channel, origin: origin)
+        return Connection(channel: channel, origin: origin, chainPins: chainPins)
     }
 
     /// A new connection to `origin`, made within `timeout` and adopted by `transfer`, its TLS handshake done,
-    /// with the handlers `configure` adds after TLS. Never kept among the idle ones.
+    /// with the handlers `configure` adds after TLS. With `pins` (the host's), the chain is verified by
+    /// ``PinnedVerification`` and must have one of them: the verified chain's pins are returned.
+    /// - Throws: ``PinningError/mismatch(host:chainPins:)`` when the verified chain has none of `pins`;
+    ///   ``PinningError/notEncrypted(host:)`` for pins over plain `http`.
     func connect(
-        to origin: Origin, timeout: TimeAmount, transfer: Transfer,
+        to origin: Origin, pins: Set<String> = [], timeout: TimeAmount, transfer: Transfer,
         configure: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
-    ) async throws -> any Channel {
+    ) async throws -> (any Channel, chainPins: [String]?) {
         guard !state.withLockedValue({ $0.shutDown }) else { throw TransportShutDown() }
+        if !pins.isEmpty, !origin.secure { throw PinningError.notEncrypted(host: origin.host.lowercased()) }
         let tls = origin.secure ? try tlsContext() : nil
+        let pinned = pins.isEmpty ? nil : try await pinnedVerification()
+        // The verified chain's pins, set by the verification on the connection's loop.
+        let verified = NIOLockedValueBox<[String]?>(nil)
         // Server Name Indication and the certificate's name check take a host name, never an address.
         let serverName = (try? SocketAddress(ipAddress: origin.host, port: 0)) == nil ? origin.host : nil
         let largest = max(configuration.maximumReadSize, 1 << 14)
@@ -156,8 +183,22 @@ final class ConnectionPool: Sendable {
                 guard transfer.adopt(channel) else { return channel.eventLoop.makeFailedFuture(CancellationError()) }
                 return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
-                    if let tls {
+                    if let tls, let pinned {
+                        let host = origin.host
+                        try pipeline.addHandler(
+                            NIOSSLClientHandler(context: tls, serverHostname: serverName) { presented, promise in
+                                promise.completeWithTask {
+                                    guard let chainPins = await pinned.verify(presented, host: host) else {
+                                        return .failed
+                                    }
+                                    verified.withLockedValue { $0 = chainPins }
+                                    return .certificateVerified(VerificationMetadata(nil))
+                                }
+                            })
+                    } else if let tls {
                         try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
+                    }
+                    if tls != nil {
                         let handshake = channel.eventLoop.makePromise(of: Void.self)
                         handshakes.withLockedValue { $0[ObjectIdentifier(channel)] = handshake.futureResult }
                         try pipeline.addHandler(HandshakeWaiter(handshake: handshake))
@@ -175,7 +216,21 @@ final class ConnectionPool: Sendable {
                 throw error
             }
         }
-        return channel
+        guard !pins.isEmpty else { return (channel, nil) }
+        let chainPins = verified.withLockedValue { $0 } ?? []
+        guard !pins.isDisjoint(with: chainPins) else {
+            channel.close(promise: nil)
+            throw PinningError.mismatch(host: origin.host.lowercased(), chainPins: chainPins)
+        }
+        return (channel, chainPins)
+    }
+
+    /// How pinned connections are verified: the TLS configuration's roots, read once.
+    private func pinnedVerification() async throws -> PinnedVerification {
+        if let made = state.withLockedValue({ $0.pinned }) { return made }
+        let made = try await PinnedVerification(configuration.tls)
+        state.withLockedValue { $0.pinned = made }
+        return made
     }
 
     private func tlsContext() throws -> NIOSSLContext {

@@ -55,13 +55,17 @@ public final class NIOTransport: Transport {
         /// Whether compressed answers are decoded: requests then say `Accept-Encoding: deflate, gzip`
         /// and the pool sees the decoded body. Default: `true`, as `URLSession` does.
         public var decompression: Bool
+        /// Public-key pins of this transport's own, checked with a pool's (``TransportEvents/pins``) on
+        /// every connection to a pinned host. `nil`: none.
+        public var pins: CertificatePins?
 
         /// A configuration; every argument has the default its property describes.
         public init(
             tls: TLSConfiguration = .makeClientConfiguration(), maximumReadSize: Int = 1 << 20,
             maximumIdleConnectionsPerHost: Int = 64, idleConnectionTimeout: TimeInterval = 60,
-            decompression: Bool = true
+            decompression: Bool = true, pins: CertificatePins? = nil
         ) {
+            self.pins = pins
             self.tls = tls
             self.maximumReadSize = maximumReadSize
             self.maximumIdleConnectionsPerHost = maximumIdleConnectionsPerHost
@@ -100,6 +104,18 @@ public final class NIOTransport: Transport {
     /// connections it keeps (a pool runs as many tasks per host at once).
     public var maximumRequestsPerHost: Int? { configuration.maximumIdleConnectionsPerHost }
 
+    /// Pins are enforced: a connection to a pinned host is verified by swift-certificates against the TLS
+    /// configuration's trust roots (its dates and the server's name too), then must have a pin of the host
+    /// in its verified chain; hosts without pins are verified by BoringSSL as always.
+    public var pinningRefusal: String? { nil }
+
+    /// The pins that apply to `host`: this transport's and the pool's.
+    func pins(for host: String, events: TransportEvents) -> Set<String> {
+        var pins = configuration.pins?.pins(for: host) ?? []
+        if let pool = events.pins { pins.formUnion(pool.pins(for: host)) }
+        return pins
+    }
+
     /// Starts `request` in a Swift task of its own; its head and body chunks are reported from the
     /// connection's event loop, its end from that task.
     public func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
@@ -137,7 +153,8 @@ public final class NIOTransport: Transport {
         var replaced = false
         while true {
             let (connection, reused) = try await connections.connection(
-                to: target.origin, timeout: timeout ?? TimeAmount.seconds(60), transfer: transfer)
+                to: target.origin, pins: pins(for: target.origin.host, events: events),
+                timeout: timeout ?? TimeAmount.seconds(60), transfer: transfer)
             guard transfer.attach(connection.channel) else {
                 connection.channel.close(promise: nil)
                 throw CancellationError()

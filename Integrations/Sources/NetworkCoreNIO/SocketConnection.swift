@@ -45,8 +45,9 @@ extension NIOTransport {
         }
         let timeout = Self.timeout(of: request)
         let limit = socket.options.maximumMessageBytes ?? Int(UInt32.max)
-        let channel = try await connections.connect(
-            to: target.origin, timeout: timeout ?? .seconds(60), transfer: socket.transfer
+        let (channel, _) = try await connections.connect(
+            to: target.origin, pins: pins(for: target.origin.host, events: socket.events),
+            timeout: timeout ?? .seconds(60), transfer: socket.transfer
         ) { pipeline in
             let endHold = OpeningEndHold()
             let encoder = HTTPRequestEncoder()

@@ -24,7 +24,9 @@ package enum FailureTranslation {
         _ error: any Error, cancelled: Bool, specific: (any Error) -> URLError.Code? = { _ in nil }
     ) -> any Error {
         if cancelled || error is CancellationError { return URLError(.cancelled) }
-        if error is NetworkError || error is URLError || error is WebSocketError { return error }
+        if error is NetworkError || error is URLError || error is WebSocketError || error is PinningError {
+            return error
+        }
         if error is NIOHTTPDecompression.DecompressionError {
             // As URLSession reports a body its Content-Encoding does not describe.
             return URLError(

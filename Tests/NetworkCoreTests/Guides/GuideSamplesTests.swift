@@ -45,6 +45,9 @@ struct GuideSamplesTests {
                 page: "Docs/WebSockets.md",
                 files: ["Integrations/Tests/IntegrationSpecificTests/WebSocketGuideSamples.swift"]),
             GuidePage(
+                page: "Docs/Pinning.md",
+                files: ["Integrations/Tests/IntegrationSpecificTests/PinningGuideSamples.swift"]),
+            GuidePage(
                 page: "Sources/NetworkCore/NetworkCore.docc/NetworkCore.md",
                 files: ["Tests/NetworkCoreTests/Guides/DocCSamples.swift"]),
         ]
