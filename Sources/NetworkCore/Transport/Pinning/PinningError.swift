@@ -24,7 +24,7 @@ public enum PinningError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidPattern(let pattern):
             "the host pattern \(pattern) is not a host name, or *. or **. followed by one"
         case .unsupported(let transport, let reason):
-            "\(transport) cannot enforce certificate pins: \(reason). NIOTransport (the NetworkCoreNIO library) enforces them on every platform, URLSessionTransport on Apple platforms"
+            "\(transport) cannot enforce certificate pins: \(reason). NIOTransport (the NetworkCoreNIO library) enforces them, on every platform"
         case .notEncrypted(let host): "\(host) is pinned, but the request is not over https or wss"
         }
     }
