@@ -3,6 +3,10 @@ import Testing
 
 @testable import NetworkCore
 
+extension Int: DenseKey {
+    public var denseIndex: Int { self }
+}
+
 @Suite("The pool's timer heap")
 struct TimerHeapTests {
     /// Pops every entry due at `now`, as (key, kind, time).

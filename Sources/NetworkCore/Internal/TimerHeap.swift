@@ -8,10 +8,18 @@ enum TimerKind: UInt8, Sendable, CaseIterable {
     case retry
 }
 
+/// A key that names a small number, unique among the keys alive at once (a task's slot in the pool's
+/// records), so that a ``TimerHeap`` keeps its entries' places in an array rather than a table.
+protocol DenseKey: Equatable {
+    /// A number from 0, unique among the keys with entries at once.
+    var denseIndex: Int { get }
+}
+
 /// Due times, earliest first: a binary min-heap of entries, at most one per key and kind, which knows
 /// where each entry is, so that a task that ends takes its entries out at once and no entry outlives
-/// what it is for. A value: its owner guards it.
-struct TimerHeap<Key: Hashable> {
+/// what it is for. Where each entry is lies in an array by the key's ``DenseKey/denseIndex`` and the
+/// kind: a sift moves entries with no hashing. A value: its owner guards it.
+struct TimerHeap<Key: DenseKey> {
     struct Entry {
         /// When it is due, by `MonotonicClock`.
         var time: UInt64
@@ -21,14 +29,10 @@ struct TimerHeap<Key: Hashable> {
         let seconds: Double
     }
 
-    /// Where an entry is in `entries`, by key and kind.
-    private struct Slot: Hashable {
-        let key: Key
-        let kind: TimerKind
-    }
-
     private var entries: [Entry] = []
-    private var slots: [Slot: Int] = [:]
+    /// Where each entry is in `entries`, plus one (0: none), at `denseIndex * kinds + kind`.
+    private var places: [Int32] = []
+    private static var kinds: Int { TimerKind.allCases.count }
 
     /// How many entries there are.
     var count: Int { entries.count }
@@ -37,19 +41,39 @@ struct TimerHeap<Key: Hashable> {
     var earliest: UInt64? { entries.first?.time }
 
     /// Whether `key` has an entry of `kind`.
-    func contains(_ kind: TimerKind, of key: Key) -> Bool { slots[Slot(key: key, kind: kind)] != nil }
+    func contains(_ kind: TimerKind, of key: Key) -> Bool { slot(of: key, kind) != nil }
+
+    /// Where `key`'s entry of `kind` is in `entries`, if it has one.
+    private func slot(of key: Key, _ kind: TimerKind) -> Int? {
+        let place = key.denseIndex * Self.kinds + Int(kind.rawValue)
+        guard place < places.count, places[place] > 0 else { return nil }
+        let slot = Int(places[place]) - 1
+        // An entry of an earlier key that had the same index is not this key's.
+        return slot < entries.count && entries[slot].key == key ? slot : nil
+    }
+
+    /// Records that the entry at `slot` is there (or, with `nil`, that it has gone).
+    private mutating func place(_ entry: Entry, at slot: Int?) {
+        let place = entry.key.denseIndex * Self.kinds + Int(entry.kind.rawValue)
+        if place >= places.count {
+            guard slot != nil else { return }
+            places.append(contentsOf: repeatElement(0, count: max(place + 1 - places.count, places.count)))
+        }
+        places[place] = slot.map { Int32($0 + 1) } ?? 0
+    }
 
     /// Adds an entry for `key` of `kind`, due at `time`, replacing the one it had of that kind.
     mutating func insert(_ time: UInt64, for key: Key, kind: TimerKind, seconds: Double) {
         remove(kind, of: key)
-        entries.append(Entry(time: time, key: key, kind: kind, seconds: seconds))
-        slots[Slot(key: key, kind: kind)] = entries.count - 1
+        let entry = Entry(time: time, key: key, kind: kind, seconds: seconds)
+        entries.append(entry)
+        place(entry, at: entries.count - 1)
         siftUp(entries.count - 1)
     }
 
     /// Takes out `key`'s entry of `kind`, if it has one.
     mutating func remove(_ kind: TimerKind, of key: Key) {
-        guard !entries.isEmpty, let slot = slots[Slot(key: key, kind: kind)] else { return }
+        guard !entries.isEmpty, let slot = slot(of: key, kind) else { return }
         _ = take(at: slot)
     }
 
@@ -67,11 +91,11 @@ struct TimerHeap<Key: Hashable> {
 
     private mutating func take(at slot: Int) -> Entry {
         let taken = entries[slot]
-        slots.removeValue(forKey: Slot(key: taken.key, kind: taken.kind))
+        place(taken, at: nil)
         let last = entries.removeLast()
         if slot < entries.count {
             entries[slot] = last
-            slots[Slot(key: last.key, kind: last.kind)] = slot
+            place(last, at: slot)
             if slot > 0, entries[slot].time < entries[(slot - 1) / 2].time {
                 siftUp(slot)
             } else {
@@ -81,7 +105,7 @@ struct TimerHeap<Key: Hashable> {
         // A heap that has drained, by ends or by firing, keeps the capacity it grew to: give a large table back.
         if entries.isEmpty, entries.capacity > 64 {
             entries = []
-            slots = [:]
+            places = []
         }
         return taken
     }
@@ -111,7 +135,7 @@ struct TimerHeap<Key: Hashable> {
 
     private mutating func swapAt(_ a: Int, _ b: Int) {
         entries.swapAt(a, b)
-        slots[Slot(key: entries[a].key, kind: entries[a].kind)] = a
-        slots[Slot(key: entries[b].key, kind: entries[b].kind)] = b
+        place(entries[a], at: a)
+        place(entries[b], at: b)
     }
 }

@@ -9,6 +9,11 @@ struct TaskKey: Hashable, Sendable, CustomStringConvertible {
     var description: String { "#\(slot).\(generation)" }
 }
 
+extension TaskKey: DenseKey {
+    /// The task's slot in the records: unique among the tasks alive at once.
+    var denseIndex: Int { Int(slot) }
+}
+
 /// A caller waiting for a task's outcome, as the pool's state sees it.
 protocol TaskWaiter {
     /// Whether it is an `async` caller: such a caller may be handed the transport's answer, to turn it
