@@ -154,7 +154,8 @@ final class ConnectionPool: Sendable {
     }
 
     /// A new connection to `origin`, made within `timeout` and adopted by `transfer`, its TLS handshake done,
-    /// with the handlers `configure` adds after TLS. With `pins` (the host's), the chain is verified by
+    /// with the handlers `configure` adds after TLS. Never kept among the idle ones by itself. With `pins` (the
+    /// host's), the chain is verified by
     /// ``PinnedVerification`` and must have one of them: the verified chain's pins are returned.
     /// - Throws: ``PinningError/mismatch(host:chainPins:)`` when the verified chain has none of `pins`;
     ///   ``PinningError/notEncrypted(host:)`` for pins over plain `http`.

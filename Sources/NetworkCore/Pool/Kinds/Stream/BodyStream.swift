@@ -48,8 +48,11 @@ final class BodyStream<Decoder: ChunkDecoder>: Delivery, @unchecked Sendable {
     // @unchecked Sendable: all mutable state is in `state`, a `Locked`.
     typealias Element = Decoder.Element
     private typealias Waiter = UnsafeContinuation<Result<Element?, NetworkError>, Never>
-    /// What receiving bytes leads to: consumers to wake, each with an element, and a transfer to pause.
-    private typealias Received = (handed: [(Waiter, Element)], pause: (any TransportControl)?)
+    /// What receiving bytes leads to: consumers to wake, each with an element (the first apart, so that the
+    /// usual one reader costs no array), and a transfer to pause.
+    private typealias Received = (
+        first: (Waiter, Element)?, others: [(Waiter, Element)], pause: (any TransportControl)?
+    )
 
     private struct State {
         var decoder: Decoder
@@ -111,22 +114,25 @@ final class BodyStream<Decoder: ChunkDecoder>: Delivery, @unchecked Sendable {
     ) throws(NetworkError) {
         let received = try state.withLock { (state) throws(NetworkError) -> Received in
             let decoded = try decode(&state.decoder)
-            guard !decoded.isEmpty else { return ([], nil) }
+            guard !decoded.isEmpty else { return (nil, [], nil) }
             // Bytes are counted against the element that completes with them.
             var elements = decoded.map { ($0, 0) }
             elements[elements.count - 1].1 = bytes
             // Waiting consumers exist only while nothing is buffered: each takes the next element.
-            var handed: [(Waiter, Element)] = []
+            var first: (Waiter, Element)?
+            var others: [(Waiter, Element)] = []
             while !state.waiters.isEmpty, !elements.isEmpty {
-                handed.append((state.waiters.removeFirst(), elements.removeFirst().0))
+                let handed = (state.waiters.removeFirst(), elements.removeFirst().0)
+                if first == nil { first = handed } else { others.append(handed) }
             }
             append(elements, to: &state)
             // What is read already stays for the consumer; the transfer ends after it.
-            guard !handed.isEmpty || state.buffered <= unreadLimit else { throw .responseTooLarge(limit: unreadLimit) }
-            return (handed, shouldPause(&state))
+            guard first != nil || state.buffered <= unreadLimit else { throw .responseTooLarge(limit: unreadLimit) }
+            return (first, others, shouldPause(&state))
         }
         received.pause?.pauseReceiving()
-        for (waiter, element) in received.handed { waiter.resume(returning: .success(element)) }
+        if let (waiter, element) = received.first { waiter.resume(returning: .success(element)) }
+        for (waiter, element) in received.others { waiter.resume(returning: .success(element)) }
     }
 
     private func append(_ elements: [(Element, Int)], to state: inout State) {
