@@ -31,7 +31,8 @@ import NetworkCoreNIOSupport
 ///   between body chunks, the client's read timeout applies (60 s in ``defaultConfiguration``);
 /// - reports errors as `URLError`s with the codes ``RetryPolicy`` knows (`.timedOut`,
 ///   `.cannotConnectToHost`, `.networkConnectionLost`…), the client's own error underneath;
-/// - sends a request once more when its connection closes (or is reset) before any of the answer arrives,
+/// - sends a request once more when its connection closes (or is reset, or is found closed as the request
+///   is written) before any of the answer arrives,
 ///   as a server does to a kept-alive connection it has let go idle, if the server keeps connections alive
 ///   (an earlier answer from that origin left its connection open), the method is idempotent (`GET`,
 ///   `HEAD`, `PUT`, `DELETE`, `OPTIONS`, `TRACE`) and the body goes in one write (none, or at most 256 KB
@@ -157,9 +158,11 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     /// Whether `error` says the connection closed, or was reset, before any of the answer arrived (the
-    /// caller knows none did).
+    /// caller knows none did), or was found closed when the request was written to it (SwiftNIO's
+    /// `ioOnClosedChannel`: a kept-alive connection the server had just let go).
     static func isClosedConnection(_ error: any Error) -> Bool {
         if let error = error as? HTTPClientError { return error == .remoteConnectionClosed }
+        if let error = error as? ChannelError { return error == .ioOnClosedChannel }
         if let error = error as? IOError { return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE }
         return false
     }

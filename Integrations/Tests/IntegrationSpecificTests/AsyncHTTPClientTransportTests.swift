@@ -235,6 +235,14 @@ struct AsyncHTTPClientTransportTests {
         #expect(code(IOError(errnoCode: EHOSTUNREACH, reason: "connect")) == .cannotConnectToHost)
         #expect(code(IOError(errnoCode: ECONNRESET, reason: "read")) == .networkConnectionLost)
         #expect(code(ChannelError.connectTimeout(.seconds(1))) == .timedOut)
+        // A connection closed before any of the answer: sent once more where the request may go again.
+        let closed: [any Error] = [
+            HTTPClientError.remoteConnectionClosed, IOError(errnoCode: ECONNRESET, reason: "read"),
+            IOError(errnoCode: EPIPE, reason: "write"), ChannelError.ioOnClosedChannel,
+        ]
+        #expect(closed.allSatisfy(AsyncHTTPClientTransport.isClosedConnection))
+        #expect(!AsyncHTTPClientTransport.isClosedConnection(HTTPClientError.readTimeout))
+        #expect(!AsyncHTTPClientTransport.isClosedConnection(ChannelError.connectTimeout(.seconds(1))))
         #expect(
             AsyncHTTPClientTransport.translate(HTTPClientError.readTimeout, cancelled: true) as? URLError
                 == URLError(.cancelled))
