@@ -28,7 +28,7 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 
 SECRETS = {
@@ -53,6 +53,14 @@ def wait_for(condition, seconds, what):
             return value
         time.sleep(0.1)
     raise AssertionError("timed out after %.0f s waiting for %s" % (seconds, what))
+
+
+def text_of(driver, selector):
+    """The element's text, or None while it is not there (or the page is redrawing it)."""
+    try:
+        return driver.find_element(By.CSS_SELECTOR, selector).text
+    except (NoSuchElementException, StaleElementReferenceException):
+        return None
 
 
 def click(driver, selector):
@@ -148,8 +156,8 @@ def main():
         print("socket row:", traffic, flush=True)
         # Its details: the last messages, received, with their payloads.
         click(driver, socket_row)
-        messages = wait_for(lambda: next((e.text for e in driver.find_elements(By.CSS_SELECTOR, "#socket-messages")
-                                          if "minute " in e.text), None), 10, "the socket's recent messages")
+        messages = wait_for(lambda: (lambda text: text if text and "minute " in text else None)(
+            text_of(driver, "#socket-messages")), 10, "the socket's recent messages")
         check(messages.splitlines()[0].startswith("\u2193 ") and " text " in messages.splitlines()[0],
               "each line says which way, the kind and the payload: %s" % messages.splitlines()[0])
 
@@ -176,9 +184,10 @@ def main():
 
         # 3. No secret anywhere: the sign-in's details in the page, the event stream, the HAR.
         click(driver, '#active tbody tr[data-task-id="accounts.signIn"]')
-        curl = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "#curl"), 10, "the sign-in's details")
-        check("<redacted>" in curl[0].text and "Authorization: <redacted>" in
-              driver.find_element(By.CSS_SELECTOR, "#request-headers").text,
+        # The pane showed the socket's details before: wait for the sign-in's own.
+        curl = wait_for(lambda: (lambda text: text if text and "accounts.example.com" in text else None)(
+            text_of(driver, "#curl")), 10, "the sign-in's details")
+        check("<redacted>" in curl and "Authorization: <redacted>" in (text_of(driver, "#request-headers") or ""),
               "the sign-in's details show its credentials as <redacted>")
         driver.save_screenshot(screenshot)
         print("screenshot:", screenshot, flush=True)
