@@ -31,8 +31,9 @@ import NetworkCoreNIOSupport
 ///   between body chunks, the client's read timeout applies (60 s in ``defaultConfiguration``);
 /// - reports errors as `URLError`s with the codes ``RetryPolicy`` knows (`.timedOut`,
 ///   `.cannotConnectToHost`, `.networkConnectionLost`…), the client's own error underneath;
-/// - sends a request once more when its connection closes (or is reset, or is found closed as the request
-///   is written) before any of the answer arrives,
+/// - sends a request again when its connection closes (or is reset, or is found closed as the request is
+///   written) before any of the answer arrives, up to as many times as the client has connections per host
+///   (each kept-alive connection the server has let go fails once, and the client drops it),
 ///   as a server does to a kept-alive connection it has let go idle, if the server keeps connections alive
 ///   (an earlier answer from that origin left its connection open), the method is idempotent (`GET`,
 ///   `HEAD`, `PUT`, `DELETE`, `OPTIONS`, `TRACE`) and the body goes in one write (none, or at most 256 KB
@@ -109,6 +110,11 @@ public final class AsyncHTTPClientTransport: Transport {
     /// by default): a pool runs as many tasks per host at once, and the rest wait in its queue.
     public let maximumRequestsPerHost: Int?
 
+    /// How many times a request may be sent again when its connection turns out closed before any of the
+    /// answer: once for each of the client's connections per host, each of which may be a kept-alive one the
+    /// server has let go.
+    var resends: Int { max(1, maximumRequestsPerHost ?? 1) }
+
     /// Pins are refused: AsyncHTTPClient offers no way to see a connection's certificate chain.
     public var pinningRefusal: String? { "AsyncHTTPClient offers no way to see a connection's certificate chain" }
 
@@ -146,7 +152,8 @@ public final class AsyncHTTPClientTransport: Transport {
         let loop = inFlight.enter()
         let transfer = Transfer(
             events: events, url: request.url, headTimeout: request.timeoutInterval, sentWhole: sentWhole,
-            keptAlive: Self.isIdempotent(request) ? keptAlive : nil, inFlight: inFlight, headDeadlines: headDeadlines)
+            keptAlive: Self.isIdempotent(request) ? keptAlive : nil, resends: resends, inFlight: inFlight,
+            headDeadlines: headDeadlines)
         execute(request, transfer: transfer, on: loop.map { .delegate(on: $0) } ?? .indifferent)
         return transfer
     }
@@ -199,17 +206,17 @@ public final class AsyncHTTPClientTransport: Transport {
         let wait = request.timeoutInterval > 0 ? min(request.timeoutInterval, 86_400 * 365) : 86_400 * 365
         let deadline = NIODeadline.now() + TimeAmount.nanoseconds(Int64(wait * 1e9))
         // A body in one write is in `outgoing` whole, and goes again as it is.
-        var resends = sentWhole != nil && Self.isIdempotent(request)
+        var resendsLeft = sentWhole != nil && Self.isIdempotent(request) ? resends : 0
         let response: HTTPClientResponse
         while true {
             do {
                 response = try await client.execute(outgoing, deadline: deadline)
                 break
             } catch
-                where resends && Self.isClosedConnection(error) && keptAlive.contains(request.url)
+                where resendsLeft > 0 && Self.isClosedConnection(error) && keptAlive.contains(request.url)
                 && !Task.isCancelled
             {
-                resends = false
+                resendsLeft -= 1
             }
         }
         if HTTPResponseHead(version: response.version, status: response.status, headers: response.headers).isKeepAlive {
@@ -310,8 +317,10 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
         var headArrived = false
         /// The transfer is among the transport's ``HeadDeadlines``.
         var watched = false
-        /// Makes the client's request, kept while it may be sent once more.
+        /// Makes the client's request, kept while it may be sent again.
         var send: (@Sendable (Transfer) -> HTTPClient.Task<Void>)?
+        /// How many more times it may be sent again.
+        var resendsLeft = 0
         var paused = false
         /// The read held back while paused.
         var held: EventLoopPromise<Void>?
@@ -337,8 +346,10 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
 
     init(
         events: TransportEvents, url: URL?, headTimeout: TimeInterval, sentWhole: Int? = nil,
-        keptAlive: KeptAliveOrigins? = nil, inFlight: RequestsInFlight? = nil, headDeadlines: HeadDeadlines? = nil
+        keptAlive: KeptAliveOrigins? = nil, resends: Int = 0, inFlight: RequestsInFlight? = nil,
+        headDeadlines: HeadDeadlines? = nil
     ) {
+        state.withLockedValue { $0.resendsLeft = keptAlive == nil ? 0 : resends }
         self.events = events
         self.url = url
         self.headTimeout = headTimeout
@@ -405,8 +416,10 @@ final class Transfer: HTTPClientResponseDelegate, TransportControl {
             request != nil && AsyncHTTPClientTransport.isClosedConnection(error) && keptAlive?.contains(url) == true
         let next = state.withLockedValue { state -> Next in
             if let request, state.request !== request { return .ignore }
-            if resendable, let send = state.send, !state.cancelled, !state.over, !state.headArrived {
-                state.send = nil
+            if resendable, let send = state.send, state.resendsLeft > 0, !state.cancelled, !state.over,
+                !state.headArrived
+            {
+                state.resendsLeft -= 1
                 state.request = nil
                 return .sendAgain(send)
             }

@@ -99,7 +99,9 @@ struct AsyncHTTPClientTransportTests {
             return
         }
         #expect(
-            error == .unsupported(transport: "AsyncHTTPClientTransport", reason: "AsyncHTTPClient has no WebSocket client"))
+            error
+                == .unsupported(
+                    transport: "AsyncHTTPClientTransport", reason: "AsyncHTTPClient has no WebSocket client"))
         #expect(error.description.contains("NIOTransport"))
         #expect(pool.activeTasks.isEmpty)
         try await transport.shutdown()
@@ -262,7 +264,7 @@ struct AsyncHTTPClientTransportTests {
     }
 
     @Test(
-        "a kept-alive connection the server closes as the next request arrives: a GET and a small PUT go once more on a new connection; a POST, a stream, a second close and a server that keeps nothing alive fail"
+        "a kept-alive connection the server closes as the next request arrives: a GET and a small PUT go again on a new connection, once per connection the client keeps; a POST, a stream, more closes than that and a server that keeps nothing alive fail"
     )
     func closedConnectionIsResent() async throws {
         // The server answers the first request of each connection and closes it when a second arrives.
@@ -317,7 +319,8 @@ struct AsyncHTTPClientTransportTests {
         #expect(closing.count() == 1)
         try await fresh.shutdown()
 
-        // One that keeps connections alive: once it has, a close is tried once more, and a second fails.
+        // One that keeps connections alive: once it has, a request closed so is sent again, as many times as
+        // the client has connections per host (each may be a kept-alive one the server let go), and no more.
         let keeping = try MockServer(keepsAlive: true) { _ in .text("ok") }
         defer { keeping.stop() }
         let again = AsyncHTTPClientTransport()
@@ -331,14 +334,19 @@ struct AsyncHTTPClientTransportTests {
         keeping.failNext(with: .closeBeforeAnswer)
         #expect(try await get() == "ok")
         #expect(keeping.count() == 3)
-        keeping.failNext(2, with: .closeBeforeAnswer)
+        let connections = try #require(again.maximumRequestsPerHost)
+        #expect(connections == 8)
+        keeping.failNext(connections, with: .closeBeforeAnswer)
+        #expect(try await get() == "ok")
+        #expect(keeping.count() == 3 + connections + 1)
+        keeping.failNext(connections + 1, with: .closeBeforeAnswer)
         do {
             _ = try await get()
-            Issue.record("two closes were answered")
+            Issue.record("\(connections + 1) closes were answered")
         } catch {
             #expect(error.urlError?.code == .networkConnectionLost, "\(error)")
         }
-        #expect(keeping.count() == 5)
+        #expect(keeping.count() == 3 + connections + 1 + connections + 1)
         try await again.shutdown()
     }
 
