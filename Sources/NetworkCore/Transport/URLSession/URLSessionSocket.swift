@@ -88,7 +88,8 @@ final class URLSessionSocket: WebSocketConnection, @unchecked Sendable {
         case .ignore:
             return
         case .refuse(let error):
-            task.cancel()
+            // From the session's delegate: the cancel goes to the control queue, as every other here does.
+            control.async { task.cancel() }
             events.fail(error)
         case .report:
             let head =
