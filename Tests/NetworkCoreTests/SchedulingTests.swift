@@ -72,6 +72,59 @@ struct SchedulerTests {
         #expect(last.isEmpty && scheduler.running == 0)
     }
 
+    /// One step of a scheduler's table: a task sent, a slot freed, or a transport's report of a host's capacity.
+    enum Step {
+        case admit(String, host: String)
+        case release(host: String)
+        case capacity(Int, host: String)
+    }
+
+    @Test(
+        "a transport's report of a host's capacity is that host's limit: more start when it grows, fewer when it shrinks; ignored when the app set the limit",
+        arguments: [
+            // Following the transport: per host 2 by default, the pool 6 in all.
+            (
+                true,
+                [
+                    (Step.admit("a1", host: "a"), ["a1"]), (.admit("a2", host: "a"), ["a2"]),
+                    (.admit("a3", host: "a"), []), (.admit("a4", host: "a"), []), (.admit("b1", host: "b"), ["b1"]),
+                    // The server of a allows 4 streams: both waiting tasks of a start; b keeps its limit of 2.
+                    (.capacity(4, host: "a"), ["a3", "a4"]), (.admit("a5", host: "a"), []),
+                    (.admit("b2", host: "b"), ["b2"]), (.admit("b3", host: "b"), []),
+                    // Down to 1: nothing stops, but a's freed slots are not refilled until it runs under 1.
+                    (.capacity(1, host: "a"), []), (.release(host: "a"), []), (.release(host: "a"), []),
+                    (.release(host: "a"), []), (.release(host: "a"), ["a5"]),
+                    // 0 counts as 1; b is untouched by a's reports.
+                    (.capacity(0, host: "a"), []), (.release(host: "b"), ["b3"]),
+                ]
+            ),
+            // The app set the per-host limit: reports change nothing.
+            (
+                false,
+                [
+                    (Step.admit("a1", host: "a"), ["a1"]), (.admit("a2", host: "a"), ["a2"]),
+                    (.admit("a3", host: "a"), []), (.capacity(4, host: "a"), []), (.release(host: "a"), ["a3"]),
+                ]
+            ),
+        ] as [(Bool, [(Step, [String])])])
+    func transportCapacity(followsTransport: Bool, steps: [(Step, [String])]) {
+        var scheduler = Scheduler<Job>(maximumTotal: 6, maximumPerHost: 2, followsTransport: followsTransport)
+        for (index, (step, expected)) in steps.enumerated() {
+            let started: [Job]
+            switch step {
+            case .admit(let name, let host):
+                let job = Job(name)
+                started = scheduler.admit(job, host: host, priority: .normal) ? [job] : []
+            case .release(let host):
+                started = scheduler.release(host: host)
+            case .capacity(let count, let host):
+                started = scheduler.setCapacity(count, host: host)
+            }
+            #expect(started.map(\.name) == expected, "step \(index): \(step)")
+        }
+        #expect(scheduler.queuedCount == 0)
+    }
+
     @Test("a task whose host is full waits while a later one of another host starts")
     func hostsDoNotBlockEachOther() {
         var scheduler = Scheduler<Job>(maximumTotal: 10, maximumPerHost: 1)

@@ -131,7 +131,8 @@ struct TaskPoolTests {
 
     @Test("debugDescription renders the active tasks as a table, credentials redacted")
     func table() async throws {
-        let pool = TaskPool(configuration: .init(transport: HoldingTransport()))
+        let transport = HoldingTransport()
+        let pool = TaskPool(configuration: .init(transport: transport))
         #expect(pool.debugDescription == "TaskPool: no active tasks")
         // A completion handler's send has handed its request to the transport when `send` returns.
         pool.send(TestEndpoint(task: .urlParameters(["api_key": "SECRET123", "page": 1])), id: "movies") { _ in }
@@ -140,14 +141,22 @@ struct TaskPoolTests {
         let lines = pool.debugDescription.split(separator: "\n").map(String.init)
         #expect(lines.count == 3)
         #expect(lines[0].hasPrefix("id"))
-        for column in ["method", "url", "state", "attempt", "elapsed ms"] { #expect(lines[0].contains(column)) }
+        for column in ["method", "url", "protocol", "state", "attempt", "elapsed ms"] {
+            #expect(lines[0].contains(column))
+        }
         #expect(lines[1].hasPrefix("movies  "))
         #expect(lines[1].contains("GET"))
         #expect(lines[1].contains("api_key=<redacted>&page=1"))
-        #expect(lines[1].contains("sending"))
+        #expect(lines[1].split(separator: " ")[4...5] == ["-", "sending"])
         #expect(lines[2].hasPrefix("delete-4"))
         #expect(lines[2].contains("DELETE"))
         #expect(!pool.debugDescription.contains("SECRET123"))
+        // Once its answer's head arrives, a row names the protocol the transport read it in.
+        let head = ResponseHead(statusCode: 200, httpVersion: "HTTP/2.0", fields: [], url: nil)
+        #expect(try #require(transport.events(0)).receive(head: head))
+        #expect(pool.activeTaskSnapshots.map(\.protocolVersion) == ["HTTP/2.0", nil])
+        let answered = pool.debugDescription.split(separator: "\n")[1]
+        #expect(answered.split(separator: " ")[4] == "HTTP/2.0")
         pool.cancelAll()
     }
 

@@ -39,10 +39,33 @@ final class ConnectionPool: Sendable {
     private struct State {
         var idle: [Origin: [Idle]] = [:]
         var shutDown = false
-        /// The TLS context, made when the first `https` request needs it.
+        /// The TLS contexts, made when the first `https` request needs each: HTTP/1.1 only, and offering HTTP/2.
         var tls: NIOSSLContext?
+        var tls2: NIOSSLContext?
         /// How pinned connections are verified, made when the first one is.
         var pinned: PinnedVerification?
+        /// The HTTP/2 connections, each serving many requests at once.
+        var multiplexed: [Origin: [MultiplexedConnection]] = [:]
+        /// The `https` origins that answered an offer of HTTP/2 with HTTP/1.1: not offered it again.
+        var speaksHTTP1: Set<Origin> = []
+        /// The connections being made to `https` origins whose protocol is not known yet, or whose HTTP/2
+        /// connections are all busy: a request for the same origin and pins waits for it rather than making
+        /// one more.
+        var probes: [Probe: EventLoopFuture<Void>] = [:]
+    }
+
+    /// A connection being made that offers HTTP/2: to an origin, for requests with these pins.
+    struct Probe: Hashable {
+        let origin: Origin
+        let pins: Set<String>
+    }
+
+    /// What a request was given to run on.
+    enum Lease {
+        /// An HTTP/1.1 connection of its own; `reused` if it was idle among the kept ones.
+        case exclusive(Connection, reused: Bool)
+        /// A stream reserved on an HTTP/2 connection.
+        case stream(MultiplexedConnection)
     }
 
     private let state = NIOLockedValueBox(State())
@@ -52,6 +75,112 @@ final class ConnectionPool: Sendable {
     init(configuration: NIOTransport.Configuration, group: any EventLoopGroup) {
         self.configuration = configuration
         self.group = group
+    }
+
+    /// Where a request to `origin` runs. Over `https` with HTTP/2 on, a stream of an HTTP/2 connection to
+    /// the origin that serves `pins`, made if none has a stream free (one at a time: other requests wait for
+    /// it); when the server answers HTTP/1.1 instead, the origin is remembered as such, and its requests take
+    /// connections of their own as over `http` (``connection(to:pins:timeout:transfer:)``).
+    func lease(to origin: Origin, pins: Set<String>, timeout: TimeAmount, transfer: Transfer) async throws -> Lease {
+        guard origin.secure, configuration.http2 else {
+            let (connection, reused) = try await connection(
+                to: origin, pins: pins, timeout: timeout, transfer: transfer)
+            return .exclusive(connection, reused: reused)
+        }
+        enum Step {
+            case stream(MultiplexedConnection)
+            case http1
+            case wait(EventLoopFuture<Void>)
+            case probe(EventLoopPromise<Void>)
+        }
+        // Each round takes a stream, or waits for a connection being made; bounded in case each connection
+        // retires (GOAWAY) before the request has a stream.
+        for _ in 0..<8 {
+            let step = try state.withLockedValue { state throws -> Step in
+                guard !state.shutDown else { throw TransportShutDown() }
+                if var connections = state.multiplexed[origin] {
+                    connections.removeAll { $0.isRetired }
+                    state.multiplexed[origin] = connections.isEmpty ? nil : connections
+                    if let connection = connections.last(where: { $0.serves(pins) }) { return .stream(connection) }
+                }
+                if state.speaksHTTP1.contains(origin) { return .http1 }
+                let probe = Probe(origin: origin, pins: pins)
+                if let made = state.probes[probe] { return .wait(made) }
+                let promise = group.any().makePromise(of: Void.self)
+                state.probes[probe] = promise.futureResult
+                return .probe(promise)
+            }
+            switch step {
+            case .stream(let connection):
+                // Waits while the server's limit of streams is reached; a connection that retires meanwhile
+                // sends the request to the next round.
+                if try await connection.reserve() { return .stream(connection) }
+            case .http1:
+                let (connection, reused) = try await connection(
+                    to: origin, pins: pins, timeout: timeout, transfer: transfer)
+                return .exclusive(connection, reused: reused)
+            case .wait(let made):
+                try await value(of: made)
+            case .probe(let promise):
+                Task { await self.probe(Probe(origin: origin, pins: pins), timeout: timeout, settling: promise) }
+                try await value(of: promise.futureResult)
+            }
+        }
+        throw URLError(
+            .networkConnectionLost,
+            userInfo: [NSLocalizedDescriptionKey: "no stream of an HTTP/2 connection to the server was free"])
+    }
+
+    /// Makes a connection that offers HTTP/2 for the requests waiting on `probe`, then settles `promise`: an
+    /// HTTP/2 connection joins the multiplexed ones; an HTTP/1.1 one is kept idle for one of them, and the
+    /// origin is remembered as speaking HTTP/1.1. The connection is no single request's: it is made even if
+    /// the request that asked for it is cancelled, within its timeout.
+    private func probe(_ probe: Probe, timeout: TimeAmount, settling promise: EventLoopPromise<Void>) async {
+        let decompression = configuration.decompression
+        let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleConnectionTimeout * 1e9))
+        // Each stream's flow-control window: what one read may take; the connection's, a few streams' worth.
+        let window = min(max(configuration.maximumReadSize, 65_535), 1 << 24)
+        let origin = probe.origin
+        enum Made: Sendable {
+            case http1
+            case http2(MultiplexedConnection)
+        }
+        do {
+            let (channel, made, chainPins) = try await connect(
+                to: origin, pins: probe.pins, offeringHTTP2: true, timeout: timeout, transfer: Transfer()
+            ) { channel, negotiated -> Made in
+                guard negotiated == "h2" else {
+                    try Self.addHTTP1Handlers(to: channel.pipeline.syncOperations, decompression: decompression)
+                    return .http1
+                }
+                return .http2(
+                    try MultiplexedConnection.configure(
+                        channel, origin: origin, window: window, idleTimeout: idleTimeout,
+                        decompression: decompression))
+            }
+            switch made {
+            case .http2(let connection):
+                connection.verified(chainPins)
+                let kept = state.withLockedValue { state in
+                    state.probes[probe] = nil
+                    guard !state.shutDown else { return false }
+                    state.multiplexed[origin, default: []].append(connection)
+                    return true
+                }
+                if kept { connection.startIdling() } else { connection.retire() }
+            case .http1:
+                channel.closeFuture.whenComplete { [weak self] _ in self?.forget(channel) }
+                state.withLockedValue { state in
+                    state.probes[probe] = nil
+                    state.speaksHTTP1.insert(origin)
+                }
+                release(Connection(channel: channel, origin: origin, chainPins: chainPins))
+            }
+            promise.succeed()
+        } catch {
+            state.withLockedValue { $0.probes[probe] = nil }
+            promise.fail(error)
+        }
     }
 
     /// An idle connection to `origin` if one is open (`reused`), else a new one, made within `timeout`.
@@ -110,20 +239,26 @@ final class ConnectionPool: Sendable {
 
     /// Refuses new requests and closes the idle connections.
     func shutdown() async {
-        let idle = state.withLockedValue { state in
+        let (idle, multiplexed) = state.withLockedValue { state in
             state.shutDown = true
-            return state.idle.values.flatMap { $0 }
+            defer { state.multiplexed = [:] }
+            return (state.idle.values.flatMap { $0 }, state.multiplexed.values.flatMap { $0 })
         }
+        for connection in multiplexed { connection.retire() }
         for connection in idle { connection.expiry.cancel() }
         for connection in idle { try? await connection.connection.channel.close() }
     }
 
     /// Closes the idle connections without waiting.
     func closeIdle() {
-        let idle = state.withLockedValue { state in
-            defer { state.idle = [:] }
-            return state.idle.values.flatMap { $0 }
+        let (idle, multiplexed) = state.withLockedValue { state in
+            defer {
+                state.idle = [:]
+                state.multiplexed = [:]
+            }
+            return (state.idle.values.flatMap { $0 }, state.multiplexed.values.flatMap { $0 })
         }
+        for connection in multiplexed { connection.retire() }
         for connection in idle {
             connection.expiry.cancel()
             connection.connection.channel.close(promise: nil)
@@ -143,37 +278,48 @@ final class ConnectionPool: Sendable {
         to origin: Origin, pins: Set<String>, timeout: TimeAmount, transfer: Transfer
     ) async throws -> Connection {
         let decompression = configuration.decompression
-        let (channel, chainPins) = try await connect(to: origin, pins: pins, timeout: timeout, transfer: transfer) {
-            pipeline in
-            try pipeline.addHTTPClientHandlers()
-            if decompression { try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .none)) }
-            try pipeline.addHandler(ExchangeHandler())
+        let (channel, _, chainPins) = try await connect(
+            to: origin, pins: pins, timeout: timeout, transfer: transfer
+        ) { channel, _ in
+            try Self.addHTTP1Handlers(to: channel.pipeline.syncOperations, decompression: decompression)
         }
         channel.closeFuture.whenComplete { [weak self] _ in self?.forget(channel) }
         return Connection(channel: channel, origin: origin, chainPins: chainPins)
     }
 
+    /// The handlers of an HTTP/1.1 connection: SwiftNIO's codec, the decompressor, the exchange's handler.
+    static func addHTTP1Handlers(to pipeline: ChannelPipeline.SynchronousOperations, decompression: Bool) throws {
+        try pipeline.addHTTPClientHandlers()
+        if decompression { try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .none)) }
+        try pipeline.addHandler(ExchangeHandler())
+    }
+
     /// A new connection to `origin`, made within `timeout` and adopted by `transfer`, its TLS handshake done,
-    /// with the handlers `configure` adds after TLS. Never kept among the idle ones by itself. With `pins` (the
-    /// host's), the chain is verified by
-    /// ``PinnedVerification`` and must have one of them: the verified chain's pins are returned.
+    /// with the handlers `configure` adds once the connection's protocol is known: at once over plain `http`,
+    /// when the TLS handshake is done over `https` (told the protocol the server chose by ALPN, `h2` when it
+    /// was offered with `offeringHTTP2` and taken). Never kept among the idle ones by itself. With `pins` (the
+    /// host's), the chain is verified by ``PinnedVerification`` and must have one of them: the verified
+    /// chain's pins are returned.
     /// - Throws: ``PinningError/mismatch(host:chainPins:)`` when the verified chain has none of `pins`;
     ///   ``PinningError/notEncrypted(host:)`` for pins over plain `http`.
-    func connect(
-        to origin: Origin, pins: Set<String> = [], timeout: TimeAmount, transfer: Transfer,
-        configure: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
-    ) async throws -> (any Channel, chainPins: [String]?) {
+    func connect<Configured: Sendable>(
+        to origin: Origin, pins: Set<String> = [], offeringHTTP2: Bool = false, timeout: TimeAmount,
+        transfer: Transfer,
+        configure: @escaping @Sendable (_ channel: any Channel, _ negotiated: String?) throws -> Configured
+    ) async throws -> (any Channel, Configured, chainPins: [String]?) {
         guard !state.withLockedValue({ $0.shutDown }) else { throw TransportShutDown() }
         if !pins.isEmpty, !origin.secure { throw PinningError.notEncrypted(host: origin.host.lowercased()) }
-        let tls = origin.secure ? try tlsContext() : nil
+        let tls = origin.secure ? try tlsContext(offeringHTTP2: offeringHTTP2) : nil
         let pinned = pins.isEmpty ? nil : try await pinnedVerification()
         // The verified chain's pins, set by the verification on the connection's loop.
         let verified = NIOLockedValueBox<[String]?>(nil)
         // Server Name Indication and the certificate's name check take a host name, never an address.
         let serverName = (try? SocketAddress(ipAddress: origin.host, port: 0)) == nil ? origin.host : nil
         let largest = max(configuration.maximumReadSize, 1 << 14)
-        // The TLS handshake of each connection tried (more than one when a host has several addresses).
+        // The TLS handshake of each connection tried (more than one when a host has several addresses), and
+        // what `configure` made of each.
         let handshakes = NIOLockedValueBox<[ObjectIdentifier: EventLoopFuture<Void>]>([:])
+        let configured = NIOLockedValueBox<[ObjectIdentifier: Configured]>([:])
         let channel = try await ClientBootstrap(group: group)
             .connectTimeout(timeout)
             .channelOption(
@@ -184,7 +330,13 @@ final class ConnectionPool: Sendable {
                 guard transfer.adopt(channel) else { return channel.eventLoop.makeFailedFuture(CancellationError()) }
                 return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
-                    if let tls, let pinned {
+                    let id = ObjectIdentifier(channel)
+                    guard let tls else {
+                        let made = try configure(channel, nil)
+                        configured.withLockedValue { $0[id] = made }
+                        return
+                    }
+                    if let pinned {
                         let host = origin.host
                         try pipeline.addHandler(
                             NIOSSLClientHandler(context: tls, serverHostname: serverName) { presented, promise in
@@ -196,19 +348,23 @@ final class ConnectionPool: Sendable {
                                     return .certificateVerified(VerificationMetadata(nil))
                                 }
                             })
-                    } else if let tls {
+                    } else {
                         try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
                     }
-                    if tls != nil {
-                        let handshake = channel.eventLoop.makePromise(of: Void.self)
-                        handshakes.withLockedValue { $0[ObjectIdentifier(channel)] = handshake.futureResult }
-                        try pipeline.addHandler(HandshakeWaiter(handshake: handshake))
-                    }
-                    try configure(pipeline)
+                    let handshake = channel.eventLoop.makePromise(of: Void.self)
+                    handshakes.withLockedValue { $0[id] = handshake.futureResult }
+                    // The protocol's handlers go in as the handshake ends, before any of the server's bytes
+                    // that follow it are read (an HTTP/2 server sends its settings at once).
+                    try pipeline.addHandler(
+                        HandshakeWaiter(handshake: handshake) { negotiated in
+                            let made = try configure(channel, negotiated)
+                            configured.withLockedValue { $0[id] = made }
+                        })
                 }
             }
             .connect(host: origin.host, port: origin.port).get()
-        if let handshake = handshakes.withLockedValue({ $0[ObjectIdentifier(channel)] }) {
+        let id = ObjectIdentifier(channel)
+        if let handshake = handshakes.withLockedValue({ $0[id] }) {
             // A connection serves once its TLS handshake is done; one that fails is the request's error.
             do {
                 try await handshake.get()
@@ -217,13 +373,17 @@ final class ConnectionPool: Sendable {
                 throw error
             }
         }
-        guard !pins.isEmpty else { return (channel, nil) }
+        guard let made = configured.withLockedValue({ $0[id] }) else {
+            channel.close(promise: nil)
+            throw ChannelError.ioOnClosedChannel
+        }
+        guard !pins.isEmpty else { return (channel, made, nil) }
         let chainPins = verified.withLockedValue { $0 } ?? []
         guard !pins.isDisjoint(with: chainPins) else {
             channel.close(promise: nil)
             throw PinningError.mismatch(host: origin.host.lowercased(), chainPins: chainPins)
         }
-        return (channel, chainPins)
+        return (channel, made, chainPins)
     }
 
     /// How pinned connections are verified: the TLS configuration's roots, read once.
@@ -234,26 +394,48 @@ final class ConnectionPool: Sendable {
         return made
     }
 
-    private func tlsContext() throws -> NIOSSLContext {
+    /// The TLS context of connections that offer HTTP/2 by ALPN (`h2`, then `http/1.1`, unless the TLS
+    /// configuration names its own protocols), or of those that speak HTTP/1.1 only (`h2` taken out).
+    private func tlsContext(offeringHTTP2: Bool) throws -> NIOSSLContext {
         try state.withLockedValue { state in
-            if let tls = state.tls { return tls }
-            let tls = try NIOSSLContext(configuration: configuration.tls)
-            state.tls = tls
+            if let tls = offeringHTTP2 ? state.tls2 : state.tls { return tls }
+            var configuration = configuration.tls
+            if offeringHTTP2 {
+                if configuration.applicationProtocols.isEmpty {
+                    configuration.applicationProtocols = ["h2", "http/1.1"]
+                }
+            } else {
+                configuration.applicationProtocols.removeAll { $0 == "h2" }
+            }
+            let tls = try NIOSSLContext(configuration: configuration)
+            if offeringHTTP2 { state.tls2 = tls } else { state.tls = tls }
             return tls
         }
     }
 }
 
-/// Completes when the connection's TLS handshake is done, then leaves the pipeline; fails with the
-/// handshake's error, or when the connection closes first.
+/// Completes when the connection's TLS handshake is done, after `done` has been told the protocol the server
+/// chose (it adds that protocol's handlers), then leaves the pipeline; fails with the handshake's error, or
+/// `done`'s, or when the connection closes first.
 final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
     let handshake: EventLoopPromise<Void>
+    let done: (_ negotiated: String?) throws -> Void
 
-    init(handshake: EventLoopPromise<Void>) { self.handshake = handshake }
+    init(handshake: EventLoopPromise<Void>, done: @escaping (_ negotiated: String?) throws -> Void) {
+        self.handshake = handshake
+        self.done = done
+    }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case TLSUserEvent.handshakeCompleted = event {
+        if case TLSUserEvent.handshakeCompleted(let negotiated) = event {
+            do {
+                try done(negotiated)
+            } catch {
+                handshake.fail(error)
+                context.close(promise: nil)
+                return
+            }
             handshake.succeed()
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import NetworkCore
@@ -10,7 +11,7 @@ import NetworkCoreNIOSupport
     import FoundationNetworking
 #endif
 
-/// Sends a pool's requests over HTTP/1.1 on SwiftNIO directly: NetworkCore's own engine for bulk
+/// Sends a pool's requests over HTTP/1.1 and HTTP/2 on SwiftNIO directly: NetworkCore's own engine for bulk
 /// transfers, reading up to a megabyte at a time from each connection (``Configuration/maximumReadSize``)
 /// and handing each piece to the task on the connection's thread, without a copy and without a hop.
 ///
@@ -25,6 +26,11 @@ import NetworkCoreNIOSupport
 /// - `http` and `https` (TLS from ``Configuration/tls``, the system's trust roots by default), HTTP/1.1;
 ///   connections kept alive and reused per origin (``Configuration/maximumIdleConnectionsPerHost``);
 ///   a reused connection that the server had closed is replaced once, for a body that can be sent again;
+/// - HTTP/2 over `https` when the server takes it (``Configuration/http2``): one connection per origin,
+///   each request on a stream of its own, as many at once as the server's settings allow (told to the pool,
+///   which runs that many tasks for the host), flow control both ways; a request the server did not
+///   process (its GOAWAY, a refused stream) goes again on a new connection, one it reset fails as a lost
+///   connection;
 /// - bodies stream both ways: a file or a stream is read as the connection takes it; a response body
 ///   goes to the pool as it arrives, and reading stops while a stream's consumer falls behind;
 /// - reports a redirect as the answer: the pool follows it as the task's ``RedirectPolicy`` says;
@@ -58,14 +64,19 @@ public final class NIOTransport: Transport {
         /// Public-key pins of this transport's own, checked with a pool's (``TransportEvents/pins``) on
         /// every connection to a pinned host. `nil`: none.
         public var pins: CertificatePins?
+        /// Whether `https` connections offer HTTP/2 (ALPN `h2`, then `http/1.1`, unless ``tls`` names its own
+        /// protocols): a server that takes it carries every request to its origin on one connection, each on
+        /// a stream of its own. Default: `true`. Plain `http` and WebSockets always use HTTP/1.1.
+        public var http2: Bool
 
         /// A configuration; every argument has the default its property describes.
         public init(
             tls: TLSConfiguration = .makeClientConfiguration(), maximumReadSize: Int = 1 << 20,
             maximumIdleConnectionsPerHost: Int = 64, idleConnectionTimeout: TimeInterval = 60,
-            decompression: Bool = true, pins: CertificatePins? = nil
+            decompression: Bool = true, pins: CertificatePins? = nil, http2: Bool = true
         ) {
             self.pins = pins
+            self.http2 = http2
             self.tls = tls
             self.maximumReadSize = maximumReadSize
             self.maximumIdleConnectionsPerHost = maximumIdleConnectionsPerHost
@@ -101,7 +112,8 @@ public final class NIOTransport: Transport {
     }
 
     /// ``Configuration/maximumIdleConnectionsPerHost``: the requests to one host it carries at once on
-    /// connections it keeps (a pool runs as many tasks per host at once).
+    /// connections it keeps (a pool runs as many tasks per host at once). Over HTTP/2 it tells the pool the
+    /// server's limit of streams instead, once the server's settings say it.
     public var maximumRequestsPerHost: Int? { configuration.maximumIdleConnectionsPerHost }
 
     /// Pins are enforced: a connection to a pinned host is verified by swift-certificates against the TLS
@@ -151,37 +163,98 @@ public final class NIOTransport: Transport {
         // Read before an exchange is made: an exchange, once made, always ends (its promise must not leak).
         let sending = try await Self.sending(body)
         var replaced = false
+        var refused = 0
         while true {
-            let (connection, reused) = try await connections.connection(
+            let lease = try await connections.lease(
                 to: target.origin, pins: pins(for: target.origin.host, events: events),
                 timeout: timeout ?? TimeAmount.seconds(60), transfer: transfer)
-            guard transfer.attach(connection.channel) else {
-                connection.channel.close(promise: nil)
-                throw CancellationError()
-            }
-            let exchange = Exchange(
-                request: request, body: body, events: events, timeout: timeout,
-                promise: connection.channel.eventLoop.makePromise())
-            do {
-                let end = try await Self.perform(exchange, head: head, sending: sending, on: connection.channel)
-                if transfer.detach(connection.channel), end.reusable {
-                    connections.release(connection)
-                } else {
+            switch lease {
+            case .exclusive(let connection, let reused):
+                guard transfer.attach(connection.channel) else {
                     connection.channel.close(promise: nil)
+                    throw CancellationError()
                 }
-                return end.outcome
-            } catch is ConnectionClosedBeforeAnswer
-                where reused && !replaced && body.canBeSentAgain && !transfer.isCancelled
-            {
-                _ = transfer.detach(connection.channel)
-                replaced = true
-            } catch {
-                _ = transfer.detach(connection.channel)
-                connection.channel.close(promise: nil)
-                guard let closed = error as? ConnectionClosedBeforeAnswer else { throw error }
-                throw closed.underlying ?? URLError(.networkConnectionLost)
+                let exchange = Exchange(
+                    request: request, body: body, events: events, timeout: timeout,
+                    promise: connection.channel.eventLoop.makePromise())
+                do {
+                    let end = try await Self.perform(exchange, head: head, sending: sending, on: connection.channel)
+                    if transfer.detach(connection.channel), end.reusable {
+                        connections.release(connection)
+                    } else {
+                        connection.channel.close(promise: nil)
+                    }
+                    return end.outcome
+                } catch is ConnectionClosedBeforeAnswer
+                    where reused && !replaced && body.canBeSentAgain && !transfer.isCancelled
+                {
+                    _ = transfer.detach(connection.channel)
+                    replaced = true
+                } catch {
+                    _ = transfer.detach(connection.channel)
+                    connection.channel.close(promise: nil)
+                    guard let closed = error as? ConnectionClosedBeforeAnswer else { throw error }
+                    throw closed.underlying ?? URLError(.networkConnectionLost)
+                }
+            case .stream(let connection):
+                if let limit = connection.unreportedLimit() { events.carries(requestsAtOnce: limit) }
+                let stream: any Channel
+                do {
+                    stream = try await connection.stream()
+                } catch {
+                    // The connection closed or went away as the stream was made: nothing was sent.
+                    refused += 1
+                    guard refused < Self.refusals, !transfer.isCancelled else { throw error }
+                    continue
+                }
+                guard transfer.attach(stream) else {
+                    stream.close(promise: nil)
+                    throw CancellationError()
+                }
+                let exchange = Exchange(
+                    request: request, body: body, events: events, timeout: timeout,
+                    promise: stream.eventLoop.makePromise())
+                do {
+                    let end = try await Self.perform(exchange, head: head, sending: sending, on: stream)
+                    // A stream whose answer came before the whole request was sent is reset: the rest is not sent.
+                    if !transfer.detach(stream) || !end.reusable { stream.close(promise: nil) }
+                    return end.outcome
+                } catch let closed as ConnectionClosedBeforeAnswer
+                    where (closed.neverSent || connection.refused(closed.underlying)) && refused < Self.refusals
+                    && body.canBeSentAgain && !transfer.isCancelled
+                {
+                    // Refused by the server (its GOAWAY, or REFUSED_STREAM) before it processed anything: sent
+                    // again on another stream, of a new connection if this one is going away.
+                    _ = transfer.detach(stream)
+                    refused += 1
+                } catch {
+                    _ = transfer.detach(stream)
+                    stream.close(promise: nil)
+                    let failure =
+                        (error as? ConnectionClosedBeforeAnswer).map {
+                            $0.underlying ?? URLError(.networkConnectionLost)
+                        } ?? error
+                    throw Self.streamFailure(failure)
+                }
             }
         }
+    }
+
+    /// How many times a request is sent again after the server left it unprocessed on an HTTP/2 connection
+    /// (refused, or after a GOAWAY's last stream): a server that ends its connections every few requests
+    /// under load refuses the same request more than once.
+    static let refusals = 10
+
+    /// An HTTP/2 stream's failure as the pool reads it: a reset by the server is a lost connection, which
+    /// names the code the server gave.
+    static func streamFailure(_ error: any Error) -> any Error {
+        guard let closed = error as? NIOHTTP2Errors.StreamClosed else { return error }
+        return URLError(
+            .networkConnectionLost,
+            userInfo: [
+                NSLocalizedDescriptionKey: "the server reset the request's HTTP/2 stream (\(closed.errorCode))",
+                NSUnderlyingErrorKey: closed,
+            ])
     }
 
     /// Writes the request's head and body, then waits for the exchange's end. A body of up to 256 KB goes
@@ -237,7 +310,7 @@ public final class NIOTransport: Transport {
     /// sees the exchange, and the exchange fails here as a connection closed before the answer.
     private static func begun(_ exchange: Exchange, on channel: any Channel) -> EventLoopPromise<Void> {
         let begun = channel.eventLoop.makePromise(of: Void.self)
-        begun.futureResult.whenFailure { exchange.fail(ConnectionClosedBeforeAnswer(underlying: $0)) }
+        begun.futureResult.whenFailure { exchange.fail(ConnectionClosedBeforeAnswer(underlying: $0, neverSent: true)) }
         return begun
     }
 
@@ -355,6 +428,8 @@ struct Target {
 /// closed it while idle. `underlying` is the failure, if the connection reported one.
 struct ConnectionClosedBeforeAnswer: Error {
     let underlying: (any Error)?
+    /// Whether not even the request's head could be written.
+    var neverSent = false
 }
 
 /// Any sequence of byte buffers, boxed.

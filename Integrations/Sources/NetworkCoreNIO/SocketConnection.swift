@@ -45,10 +45,11 @@ extension NIOTransport {
         }
         let timeout = Self.timeout(of: request)
         let limit = socket.options.maximumMessageBytes ?? Int(UInt32.max)
-        let (channel, _) = try await connections.connect(
+        let (channel, _, _) = try await connections.connect(
             to: target.origin, pins: pins(for: target.origin.host, events: socket.events),
             timeout: timeout ?? .seconds(60), transfer: socket.transfer
-        ) { pipeline in
+        ) { channel, _ in
+            let pipeline = channel.pipeline.syncOperations
             let endHold = OpeningEndHold()
             let encoder = HTTPRequestEncoder()
             let decoder = ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes))

@@ -119,8 +119,12 @@ struct PinningTests {
             try await send()
             return nil
         } catch {
-            guard case .transport(let underlying) = error as? NetworkError else { return nil }
-            return underlying as? PinningError
+            guard case .transport(let underlying) = error as? NetworkError, let pinning = underlying as? PinningError
+            else {
+                Issue.record("not a pinning error: \(error)")
+                return nil
+            }
+            return pinning
         }
     }
 

@@ -274,6 +274,8 @@ final class RecordedExchange: TransportReceiver, @unchecked Sendable {
         next.receive(closeCode: closeCode, reason: reason)
     }
 
+    func carries(requestsAtOnce count: Int) { next.carries(requestsAtOnce: count) }
+
     func sent(totalBytes: Int, expected: Int?) { next.sent(totalBytes: totalBytes, expected: expected) }
 
     func redirected(statusCode: Int, to url: URL?) { next.redirected(statusCode: statusCode, to: url) }

@@ -192,6 +192,7 @@ public final class DataTask: @unchecked Sendable {
             redirects: view.meter.redirects, elapsed: view.meter.elapsed(at: now),
             bytesReceived: view.meter.bytesReceived, progress: view.meter.progress(at: now), startDate: startDate)
         snapshot.socket = socket
+        snapshot.protocolVersion = view.meter.protocolVersion
         return snapshot
     }
 

@@ -134,13 +134,14 @@ extension PoolState {
     /// and the progress to tell those following the task, if anyone does.
     typealias Reported = (counts: Bool, progress: Progress?)
 
-    /// The response's head arrived, its body `extent` of the whole.
+    /// The response's head arrived, in `version` of HTTP, its body `extent` of the whole.
     mutating func head(
-        _ key: TaskKey, attempt: Int, hop: Int, extent: (offset: Int, total: Int?), at now: UInt64
+        _ key: TaskKey, attempt: Int, hop: Int, extent: (offset: Int, total: Int?), version: String? = nil,
+        at now: UInt64
     ) -> Reported {
         update(key) { record -> Reported in
             guard Self.isCurrent(record, attempt: attempt, hop: hop) else { return (false, nil) }
-            record.meter.head(extent: extent, at: now)
+            record.meter.head(extent: extent, version: version, at: now)
             return (true, Self.progress(of: record, at: now))
         } ?? (false, nil)
     }

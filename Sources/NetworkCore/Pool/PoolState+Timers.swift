@@ -69,6 +69,13 @@ extension PoolState {
 
     // MARK: Scheduling
 
+    /// The transport of the task `key` carries `count` requests to its host at once from now on: the host's
+    /// limit when the pool follows its transport; waiting tasks start if it grew.
+    mutating func capacity(_ count: Int, of key: TaskKey, at now: UInt64, into effects: inout Effects) {
+        guard let host = update(key, { $0.host }) else { return }
+        for next in scheduler.setCapacity(count, host: host) { dequeued(next, at: now, into: &effects) }
+    }
+
     /// Nothing new starts until ``resume(at:into:)``; what runs goes on.
     mutating func pause() { scheduler.pause() }
 

@@ -162,8 +162,15 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
     /// The most ids the registry keeps room for once it is empty again; a larger table is released.
     static var keptCapacity: Int { 64 }
 
-    init(maximumConcurrentTasks: Int, maximumTasksPerHost: Int, maximumAttempts: Int, logs: Bool) {
-        scheduler = Scheduler(maximumTotal: maximumConcurrentTasks, maximumPerHost: maximumTasksPerHost)
+    /// `followsTransport`: whether a transport's report of what it carries to a host sets that host's limit
+    /// (the app did not set the limit itself).
+    init(
+        maximumConcurrentTasks: Int, maximumTasksPerHost: Int, followsTransport: Bool = false, maximumAttempts: Int,
+        logs: Bool
+    ) {
+        scheduler = Scheduler(
+            maximumTotal: maximumConcurrentTasks, maximumPerHost: maximumTasksPerHost,
+            followsTransport: followsTransport)
         self.maximumAttempts = maximumAttempts
         self.logs = logs
     }

@@ -45,9 +45,14 @@ struct Scheduler<Element: Hashable> {
         var waiting: ArraySlice<Entry> { entries[head...] }
     }
 
-    /// The most tasks running at once, and for one host.
+    /// The most tasks running at once, and for one host unless its transport said otherwise.
     let maximumTotal: Int
     let maximumPerHost: Int
+    /// Whether a transport's report of what it carries to a host sets that host's limit
+    /// (``setCapacity(_:host:)``): not when the app set the per-host limit itself.
+    let followsTransport: Bool
+    /// The hosts whose transport said how many requests it carries to them at once, and that many.
+    private var capacities: [String: Int] = [:]
     /// Whether nothing new starts (see ``pause()``).
     private(set) var isPaused = false
     /// Tasks holding a slot.
@@ -62,9 +67,24 @@ struct Scheduler<Element: Hashable> {
     /// ``resume()``.
     private var held: [Element] = []
 
-    init(maximumTotal: Int, maximumPerHost: Int) {
+    init(maximumTotal: Int, maximumPerHost: Int, followsTransport: Bool = false) {
         self.maximumTotal = max(1, maximumTotal)
         self.maximumPerHost = max(1, maximumPerHost)
+        self.followsTransport = followsTransport
+    }
+
+    /// The most tasks of `host` that run at once.
+    func limit(of host: String) -> Int {
+        capacities.isEmpty ? maximumPerHost : capacities[host] ?? maximumPerHost
+    }
+
+    /// The transport carries `count` requests to `host` at once from now on (an HTTP/2 connection's stream
+    /// limit): it becomes the host's limit, at least 1, when the scheduler follows its transport. Returns the
+    /// waiting tasks that start now, each holding a slot.
+    mutating func setCapacity(_ count: Int, host: String) -> [Element] {
+        guard followsTransport else { return [] }
+        capacities[host] = max(1, count)
+        return drain()
     }
 
     /// How many tasks wait.
@@ -79,7 +99,7 @@ struct Scheduler<Element: Hashable> {
         if !isPaused, running < maximumTotal {
             // The host is looked up once, whether it runs tasks already or not.
             let index = runningByHost.index(forKey: host)
-            if let index, runningByHost.values[index] < maximumPerHost {
+            if let index, runningByHost.values[index] < limit(of: host) {
                 running += 1
                 runningByHost.values[index] += 1
                 return true
@@ -200,7 +220,7 @@ struct Scheduler<Element: Hashable> {
     /// the highest priority has the oldest waiting task at its head.
     private func next() -> (String, RequestPriority)? {
         var best: (host: String, priority: RequestPriority, ticket: UInt64)?
-        for (host, lines) in waiting where runningByHost[host, default: 0] < maximumPerHost {
+        for (host, lines) in waiting where runningByHost[host, default: 0] < limit(of: host) {
             for priority in RequestPriority.allCases.reversed() {
                 if let best, best.priority > priority { break }
                 guard let ticket = freshHead(of: lines.lines[priority.rawValue]) else { continue }

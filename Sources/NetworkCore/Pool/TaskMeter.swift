@@ -31,6 +31,8 @@ struct TaskMeter {
     private var bytesExpected: Int?
     /// Redirects followed, in every attempt.
     private(set) var redirects = 0
+    /// The protocol of the last response head, as the transport read it (`HTTP/2.0`), if it said.
+    private(set) var protocolVersion: String?
 
     init(at now: UInt64) {
         startTime = now
@@ -55,9 +57,10 @@ struct TaskMeter {
         lastProgress = now
     }
 
-    /// A response head arrived, whose body is `extent` of the whole. A new head in the attempt (a
-    /// redirect followed) starts the body again.
-    mutating func head(extent: (offset: Int, total: Int?), at now: UInt64) {
+    /// A response head arrived, in `version` of HTTP, whose body is `extent` of the whole. A new head in
+    /// the attempt (a redirect followed) starts the body again.
+    mutating func head(extent: (offset: Int, total: Int?), version: String? = nil, at now: UInt64) {
+        protocolVersion = version ?? protocolVersion
         firstByte = firstByte ?? now
         attemptFirstByte = attemptFirstByte ?? now
         bytesReceived -= attemptBytes

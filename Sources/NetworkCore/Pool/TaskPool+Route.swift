@@ -265,7 +265,9 @@ extension TaskPool {
         let extent = TransferProgress.extent(of: head, length: length)
         let now = MonotonicClock.now()
         return report {
-            $0.head(receiver.task.key, attempt: receiver.attempt, hop: receiver.hop, extent: extent, at: now)
+            $0.head(
+                receiver.task.key, attempt: receiver.attempt, hop: receiver.hop, extent: extent,
+                version: head.httpVersion, at: now)
         }
     }
 
@@ -416,6 +418,14 @@ extension TaskPool {
         }
         if case .ended(let outcome) = finished { return outcome }
         return nil
+    }
+
+    /// The receiver's transport carries `count` requests to its task's host at once (see
+    /// ``TransportEvents/carries(requestsAtOnce:)``).
+    func capacity(_ count: Int, for receiver: TransferReceiver) {
+        mutate { state, effects in
+            state.capacity(count, of: receiver.task.key, at: MonotonicClock.now(), into: &effects)
+        }
     }
 
     /// The receiver's answer opened its task again after it had been open (a socket's reconnection).

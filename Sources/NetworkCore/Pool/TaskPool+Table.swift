@@ -18,8 +18,8 @@ extension TaskPool: CustomDebugStringConvertible {
 
     /// The running tasks as a table, oldest first, credentials redacted:
     /// ```
-    /// id             service       method  url                                    state      attempt  redirects  elapsed ms  bytes    progress                  rate
-    /// poster.550     MovieService  GET     https://image.tmdb.org/t/p/w500/pB8…   receiving  1        0          420         81920    81.9 KB of 204.8 KB (40 %)  195.0 KB/s
+    /// id             service       method  url                                    protocol  state      attempt  redirects  elapsed ms  bytes    progress                  rate
+    /// poster.550     MovieService  GET     https://image.tmdb.org/t/p/w500/pB8…   HTTP/2.0  receiving  1        0          420         81920    81.9 KB of 204.8 KB (40 %)  195.0 KB/s
     /// ```
     public var debugDescription: String {
         let rows = activeTaskSnapshots

@@ -96,6 +96,7 @@ public final class TaskPool: Sendable {
         state = Locked(
             State(
                 maximumConcurrentTasks: configuration.maximumConcurrentTasks, maximumTasksPerHost: maximumTasksPerHost,
+                followsTransport: configuration.maximumTasksPerHost == nil,
                 maximumAttempts: configuration.maximumAttempts, logs: eventLogger != nil))
         configuration.inspector?.attach(self)
     }

@@ -34,13 +34,17 @@ public struct TaskSnapshot: Hashable, Sendable, Codable {
     /// For a WebSocket, its messages each way and whether it is open (its ``phase`` is then `"open"`);
     /// `nil` for any other task.
     public var socket: SocketActivity?
+    /// The protocol its answer came in, as the transport read it: `HTTP/1.1`, `HTTP/2.0`; `nil` until an
+    /// answer's head arrived, or when the transport does not say (`URLSessionTransport`).
+    public var protocolVersion: String?
 
-    /// The row as table cells: id, service, method, url, state, attempt, redirects, elapsed ms, bytes,
-    /// progress (a socket's messages each way), rate.
+    /// The row as table cells: id, service, method, url, protocol, state, attempt, redirects, elapsed ms,
+    /// bytes, progress (a socket's messages each way), rate.
     var cells: [String] {
         let share = progress.fractionCompleted.map { " (\(Int(($0 * 100).rounded(.down))) %)" } ?? ""
         return [
-            id, service, method, url, phase + (queuePosition.map { " #\($0)" } ?? ""), String(attempt),
+            id, service, method, url, protocolVersion ?? "-", phase + (queuePosition.map { " #\($0)" } ?? ""),
+            String(attempt),
             String(redirects),
             String(Int((elapsed * 1000).rounded())), String(bytesReceived), socket?.summary ?? progress.summary + share,
             progress.bytesPerSecond > 0 ? TransferProgress.bytes(Int(progress.bytesPerSecond)) + "/s" : "-",
@@ -48,6 +52,7 @@ public struct TaskSnapshot: Hashable, Sendable, Codable {
     }
 
     static let header = [
-        "id", "service", "method", "url", "state", "attempt", "redirects", "elapsed ms", "bytes", "progress", "rate",
+        "id", "service", "method", "url", "protocol", "state", "attempt", "redirects", "elapsed ms", "bytes",
+        "progress", "rate",
     ]
 }

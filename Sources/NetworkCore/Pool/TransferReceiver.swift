@@ -44,6 +44,8 @@ final class TransferReceiver: TransportReceiver, SampleDataSource, @unchecked Se
         self.attemptRequest = attemptRequest
     }
 
+    func carries(requestsAtOnce count: Int) { pool.capacity(count, for: self) }
+
     /// The task's endpoint's canned answer, for stand-ins that answer with it.
     var sampleData: Data? { task.plan.endpoint.sampleData }
 

@@ -35,6 +35,10 @@ public protocol TransportReceiver: AnyObject, Sendable {
     func receive(message: WebSocketMessage) -> Bool
     /// The server's close frame arrived on an open WebSocket, with its code and reason; the end follows.
     func receive(closeCode: WebSocketCloseCode, reason: String)
+    /// From now on the transport carries `count` requests at once to this transfer's host (scheme, host and
+    /// port), more or fewer than its ``Transport/maximumRequestsPerHost``: the stream limit of an HTTP/2
+    /// connection, as the server's settings say. (By default, a receiver ignores it.)
+    func carries(requestsAtOnce count: Int)
     /// The transfer ended with the whole answer.
     func finish()
     /// The transfer failed with `error`: a `URLError` for the network, `CancellationError` when cancelled.
@@ -50,6 +54,9 @@ extension TransportReceiver {
 
     /// Ignores the close frame.
     public func receive(closeCode: WebSocketCloseCode, reason: String) {}
+
+    /// Ignores the report.
+    public func carries(requestsAtOnce count: Int) {}
 }
 
 /// Where a transport reports one transfer (see ``TransportReceiver``), and what it may know of the task:
@@ -112,6 +119,13 @@ public struct TransportEvents: Sendable {
     /// The response's status and headers arrived. Returns `false` when the transfer is over: stop it.
     @discardableResult
     public func receive(head response: HTTPURLResponse) -> Bool { receiver.receive(head: response) }
+
+    /// From now on the transport carries `count` requests at once to this transfer's host (scheme, host and
+    /// port): an HTTP/2 connection's stream limit, as the server's settings say. A pool whose
+    /// ``TaskPool/Configuration/maximumTasksPerHost`` is `nil` then runs that many tasks for the host at once
+    /// (at least 1, within its ``TaskPool/Configuration/maximumConcurrentTasks``) instead of the transport's
+    /// ``Transport/maximumRequestsPerHost``.
+    public func carries(requestsAtOnce count: Int) { receiver.carries(requestsAtOnce: count) }
 
     /// The response's status and headers arrived, as the transport read them: the report of a transport that
     /// parses HTTP itself, which need not make an `HTTPURLResponse` (see ``ResponseHead``). Returns `false`

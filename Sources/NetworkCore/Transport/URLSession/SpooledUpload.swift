@@ -116,6 +116,7 @@ private final class RemovingFileReceiver: TransportReceiver, @unchecked Sendable
     func receive(body: Data) -> Bool { removingUnless(next.receive(body: body)) }
     func sent(totalBytes: Int, expected: Int?) { next.sent(totalBytes: totalBytes, expected: expected) }
     func redirected(statusCode: Int, to url: URL?) { next.redirected(statusCode: statusCode, to: url) }
+    func carries(requestsAtOnce count: Int) { next.carries(requestsAtOnce: count) }
 
     func finish() {
         remove()
