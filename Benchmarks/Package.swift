@@ -11,6 +11,7 @@ let package = Package(
         .package(name: "NetworkCoreIntegrations", path: "../Integrations"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // The websocket suite's peer client.
         .package(url: "https://github.com/vapor/websocket-kit", from: "2.16.2"),
     ],
@@ -27,6 +28,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "WebSocketKit", package: "websocket-kit"),
                 "AllocatedBytes", "ResidentMemory", "ScaleTransport",
             ]),

@@ -1,8 +1,9 @@
 # Sourced by Benchmarks/run and Benchmarks/instructions: installs nginx-light from Debian's packages
 # unless nginx is already there, and runs it as a plain process from a temporary prefix, on a free port
 # on 127.0.0.1, serving a 2 KB JSON file and a TMDB-like 20-movie page (~10 KB), files put in
-# www/transfer/ (with sendfile), and storing PUT bodies in www/upload/. Sets `port`, `prefix` and
-# `nginx_pid`, and stops nginx by PID (and removes the prefix) when the sourcing script exits.
+# www/transfer/ (with sendfile), and storing PUT bodies in www/upload/; the same files over HTTP/2 on TLS
+# on a second port, for a certificate of localhost made by openssl. Sets `port`, `h2_port`, `h2_cert`,
+# `prefix` and `nginx_pid`, and stops nginx by PID (and removes the prefix) when the sourcing script exits.
 if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
     say "installing nginx-light"
     "$here/../Scripts/install-packages" nginx-light
@@ -13,6 +14,11 @@ nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 # clients rather than the disk's write-back.
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then prefix=$(mktemp -d -p /dev/shm); else prefix=$(mktemp -d); fi
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+h2_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+h2_cert="$prefix/cert.pem"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$prefix/key.pem" -out "$h2_cert" \
+    -days 2 -subj "/CN=localhost" -addext "subjectAltName=DNS:localhost" 2>/dev/null
+chmod 644 "$prefix/key.pem" "$h2_cert"
 mkdir -p "$prefix/www/upload" "$prefix/www/transfer" "$prefix/body" "$prefix/logs"
 chmod 755 "$prefix" "$prefix/www" "$prefix/www/transfer"  # nginx workers run as an unprivileged user
 chmod 777 "$prefix/www/upload" "$prefix/body"              # where they store uploads
@@ -54,6 +60,14 @@ http {
             client_max_body_size 0;
             client_body_temp_path $prefix/body;
         }
+    }
+    # The http2 suite: the same files over HTTP/2 (nginx 1.22's syntax), up to 256 streams at once.
+    server {
+        listen 127.0.0.1:$h2_port ssl http2;
+        ssl_certificate $h2_cert;
+        ssl_certificate_key $prefix/key.pem;
+        http2_max_concurrent_streams 256;
+        root $prefix/www;
     }
 }
 CONF

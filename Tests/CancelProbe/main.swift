@@ -10,8 +10,8 @@
 // Prints one line of counts and exits 0 when every send ended exactly once and no task is left; 1 otherwise.
 // `upload` and `upload-chunked` cancel file uploads of 4 MiB (with `Content-Length`, or chunked) while the
 // body is being sent: FoundationNetworking's own file upload trapped then ("libcurl.Easy Code=43").
-// Four more ways test other things in a process of their own: `dequeue`, `cache-crash`, `ipv6` and
-// `unsafe-continuation` (below).
+// Five more ways test other things in a process of their own: `dequeue`, `cache-crash`, `ipv6`,
+// `unsafe-continuation` and `stream-pause` (below).
 import Foundation
 import NetworkCore
 import NetworkCoreTesting
@@ -148,6 +148,92 @@ if way == "unsafe-continuation" {
     }
     print("unsafe-continuation=done rounds=\(count) sum=\(sum)")
     exit(0)
+}
+if way == "stream-pause" {
+    // Not a cancel: COUNT streams of 256 chunks of 64 KiB from a transport that pauses and resumes at once when
+    // told, its chunks sent from a thread of its own while the consumer reads them as they come. The stream
+    // pauses the transfer past 1 MiB unread and resumes it below 256 KiB, deciding on either thread; a pause
+    // told to the transport after the resume decided next would leave the transfer paused while its consumer
+    // waits, for ever (here: 3 s without a chunk is a stall, and the stream fails). Prints the counts and
+    // exits 0 when every stream arrived whole.
+    final class PausingTransfer: TransportControl, @unchecked Sendable {  // `lock` guards `paused`, `cancelled`.
+        private let lock = NSLock()
+        private var paused = false
+        private var cancelled = false
+        func cancel() { lock.withLock { cancelled = true } }
+        func pauseReceiving() { lock.withLock { paused = true } }
+        func resumeReceiving() { lock.withLock { paused = false } }
+        var state: (paused: Bool, cancelled: Bool) { lock.withLock { (paused, cancelled) } }
+    }
+    final class Stalls: @unchecked Sendable {  // `lock` guards `count`.
+        private let lock = NSLock()
+        private(set) var count = 0
+        func add() { lock.withLock { count += 1 } }
+    }
+    struct PausingTransport: Transport {
+        let stalls: Stalls
+        func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
+            let transfer = PausingTransfer()
+            Thread.detachNewThread {
+                let chunk = Data(repeating: 7, count: 64 << 10)
+                events.receive(
+                    head: HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: nil, headerFields: nil)!)
+                for _ in 0..<256 {
+                    var waited = 0
+                    while true {
+                        let (paused, cancelled) = transfer.state
+                        if cancelled { return }
+                        if !paused { break }
+                        waited += 1
+                        if waited > 30_000 {  // 3 s of 100 µs waits
+                            stalls.add()
+                            events.fail(URLError(.timedOut))
+                            return
+                        }
+                        usleep(100)
+                    }
+                    guard events.receive(body: chunk) else { return }
+                }
+                events.finish()
+            }
+            return transfer
+        }
+    }
+    let stalls = Stalls()
+    let pool = TaskPool(configuration: .init(transport: PausingTransport(stalls: stalls), maximumTasksPerHost: 16))
+    // 16 streams at once, so that the producers' and consumers' threads outnumber the cores and are preempted
+    // between a decision and its call, as on a loaded machine.
+    let lanes = await withTaskGroup(of: (whole: Int, failure: String?).self) { group in
+        for lane in 0..<16 {
+            group.addTask {
+                var whole = 0
+                var failure: String?
+                for round in stride(from: lane, to: count, by: 16) {
+                    do {
+                        var bytes = 0
+                        let path = "s\(round)"
+                        for try await chunk in try await pool.stream(Get(baseURL: "http://stream.invalid", path: path))
+                        {
+                            bytes += chunk.count
+                        }
+                        if bytes == 256 * (64 << 10) { whole += 1 } else { failure = failure ?? "\(round): \(bytes) B" }
+                    } catch {
+                        failure = failure ?? "\(round): \(error)"
+                    }
+                }
+                return (whole, failure)
+            }
+        }
+        var all: [(whole: Int, failure: String?)] = []
+        for await lane in group { all.append(lane) }
+        return all
+    }
+    let whole = lanes.map(\.whole).reduce(0, +)
+    let failures = lanes.compactMap(\.failure)
+    print(
+        "way=stream-pause streams=\(count) whole=\(whole) stalls=\(stalls.count)"
+            + (failures.isEmpty ? "" : " failures=\(failures.prefix(3))"))
+    exit(whole == count ? 0 : 1)
 }
 if way == "ipv6" {
     // Not a cancel: one send to an IPv6 literal, in a process that, like an app, does not link the opt-in

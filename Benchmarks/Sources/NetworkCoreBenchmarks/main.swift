@@ -29,9 +29,13 @@ struct Options {
     var output = "results/latest.json"
     var suites: Set<String> = [
         "throughput", "pool", "queue", "cache", "parse", "memory", "transfers", "events", "inspector", "websocket",
+        "http2",
     ]
     /// nginx's document root, where the transfers suite puts its file and nginx stores uploads.
     var www = ""
+    /// nginx's HTTP/2 server (`https://localhost:PORT`) and its certificate, for the http2 suite.
+    var http2BaseURL: String?
+    var http2Certificate: String?
     var transferMegabytes = 1_024
     var sseEvents = 100_000
     var clients = Client.standard
@@ -55,6 +59,8 @@ struct Options {
             case "--clients": options.clients = value.split(separator: ",").map { Client.named(String($0)) }
             case "--payloads": options.payloads = value.split(separator: ",").map { Payload.named(String($0)) }
             case "--www": options.www = value
+            case "--h2-base-url": options.http2BaseURL = value
+            case "--h2-cert": options.http2Certificate = value
             case "--transfer-mb": options.transferMegabytes = max(1, Int(value) ?? options.transferMegabytes)
             case "--sse-events": options.sseEvents = max(1, Int(value) ?? options.sseEvents)
             default: fatalError("unknown option \(argument)")
@@ -624,6 +630,7 @@ if options.suites.contains("inspector") { rows += await inspectorCost(options) }
 if options.suites.contains("parse") { rows += try await parseCost(options) }
 if options.suites.contains("events") { rows += try eventStream(options) }
 if options.suites.contains("websocket") { rows += try await webSocketThroughput(options) }
+if options.suites.contains("http2") { rows += try await http2Throughput(options) }
 if options.suites.contains("transfers") {
     precondition(!options.www.isEmpty, "the transfers suite needs --www, nginx's document root")
     rows += try await transfers(options)

@@ -130,7 +130,7 @@ final class BodyStream<Decoder: ChunkDecoder>: Delivery, @unchecked Sendable {
             guard first != nil || state.buffered <= unreadLimit else { throw .responseTooLarge(limit: unreadLimit) }
             return (first, others, shouldPause(&state))
         }
-        received.pause?.pauseReceiving()
+        if let control = received.pause { tell(control, paused: true) }
         if let (waiter, element) = received.first { waiter.resume(returning: .success(element)) }
         for (waiter, element) in received.others { waiter.resume(returning: .success(element)) }
     }
@@ -139,6 +139,22 @@ final class BodyStream<Decoder: ChunkDecoder>: Delivery, @unchecked Sendable {
         for (element, bytes) in elements {
             state.elements.append((element, bytes))
             state.buffered += bytes
+        }
+    }
+
+    /// Tells `control` to pause (or resume), then again whatever the stream decided meanwhile, until what it
+    /// was told last is what the stream wants. The stream decides under its lock but tells the transport
+    /// after, from the thread that decided (the connection's for a pause, the consumer's for a resume): a
+    /// pause decided first may otherwise reach the transport after the resume decided next, and the transfer
+    /// stays paused while its consumer waits for ever. Bounded, though each round needs another thread to
+    /// have changed the wish meanwhile (and that thread then tells the transport itself).
+    private func tell(_ control: any TransportControl, paused: Bool) {
+        var wish = paused
+        for _ in 0..<1_000 {
+            if wish { control.pauseReceiving() } else { control.resumeReceiving() }
+            let now = state.withLock { state in state.control === control ? state.paused : wish }
+            if now == wish { return }
+            wish = now
         }
     }
 
@@ -166,7 +182,7 @@ final class BodyStream<Decoder: ChunkDecoder>: Delivery, @unchecked Sendable {
             state.control = control
             return state.paused
         }
-        if paused { control.pauseReceiving() }
+        if paused { tell(control, paused: true) }
     }
 
     func taskEnded(with outcome: DataTask.Outcome) {
@@ -226,7 +242,7 @@ final class BodyStream<Decoder: ChunkDecoder>: Delivery, @unchecked Sendable {
                 state.waiters.append(continuation)
                 return (nil, nil)
             }
-            resume?.resumeReceiving()
+            if let resume { tell(resume, paused: false) }
             if let ready { continuation.resume(returning: ready) }
         }
     }
