@@ -56,7 +56,9 @@ func http2Throughput(_ options: Options) async throws -> [Row] {
     let direct = try await client.execute(check, timeout: .seconds(10))
     _ = try await direct.body.collect(upTo: 1 << 20)
     guard first.head.httpVersion == "HTTP/2.0", direct.version.major == 2 else {
-        print("\n(the http2 suite: the server did not answer over HTTP/2: \(first.head.httpVersion ?? "?"), \(direct.version))")
+        print(
+            "\n(the http2 suite: the server did not answer over HTTP/2: \(first.head.httpVersion ?? "?"), \(direct.version))"
+        )
         return []
     }
     print(

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOSSL
 import NetworkCore
+import SwiftASN1
 import X509
 
 /// The verification of a connection to a pinned host: what BoringSSL would check (the chain to a trusted
@@ -62,6 +63,16 @@ struct PinnedVerification: Sendable {
             result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(intermediates))
         }
         guard case .validCertificate(let chain) = result else { return nil }
-        return chain.map { CertificatePins.pin(ofPublicKey: Data($0.publicKey.subjectPublicKeyInfoBytes)) }
+        // Each certificate's public key as the certificate holds it: its bytes, not swift-certificates' encoding
+        // of the key, which for RSA differs from them (and from the pin `openssl` gives).
+        var pins: [String] = []
+        for certificate in chain {
+            var serializer = DER.Serializer()
+            guard (try? serializer.serialize(certificate)) != nil,
+                let pin = CertificatePins.pin(ofCertificate: Data(serializer.serializedBytes))
+            else { return nil }
+            pins.append(pin)
+        }
+        return pins
     }
 }

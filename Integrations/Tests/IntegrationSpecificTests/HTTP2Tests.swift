@@ -373,4 +373,45 @@ struct HTTP2Tests {
         #expect(queued.withLockedValue { $0 } > 0)
         #expect(try nginx.requests().count == 102)
     }
+
+    @Test(
+        "pins hold over HTTP/2: an RSA certificate's pin made with openssl, as the guide says, passes on one connection; another pin fails typed"
+    )
+    func pinned() async throws {
+        let nginx = try await NginxHTTP2()
+        // Docs/Pinning.md's command, on the certificate's file rather than a server's answer.
+        let made = try await ChildProcess.run(
+            at: URL(fileURLWithPath: "/bin/sh"),
+            [
+                "-c",
+                "openssl x509 -in '\(nginx.certificate.certificate.path)' -pubkey -noout | openssl pkey -pubin -outform der"
+                    + " | openssl dgst -sha256 -binary | openssl enc -base64",
+            ])
+        #expect(made.status == 0, "\(made.errors)")
+        let pin = "sha256/" + made.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let transport = nginx.transport()
+        let pinned = TaskPool(
+            configuration: .init(transport: transport, pins: try CertificatePins(["localhost": [pin]])))
+        for index in 0..<3 {
+            let response = try await pinned.send(nginx.endpoint("small.json?pinned=\(index)"))
+            #expect(response.head.httpVersion == "HTTP/2.0")
+        }
+        let wrong = "sha256/" + Data(repeating: 1, count: 32).base64EncodedString()
+        let other = TaskPool(
+            configuration: .init(transport: transport, pins: try CertificatePins(["localhost": [wrong]])))
+        do {
+            _ = try await other.send(nginx.endpoint("small.json?wrong"))
+            Issue.record("a request with a pin the chain lacks was answered")
+        } catch {
+            guard case .transport(let underlying) = error, let pinning = underlying as? PinningError else {
+                Issue.record("not a pinning error: \(error)")
+                return
+            }
+            #expect(pinning == .mismatch(host: "localhost", chainPins: [pin]))
+        }
+        await transport.shutdown()
+        let requests = try nginx.requests()
+        #expect(requests.count == 3)
+        #expect(Set(requests.map(\.connection)).count == 1)
+    }
 }

@@ -4,6 +4,7 @@ import NIOSSL
 import NetworkCore
 import NetworkCoreAsyncHTTPClient
 import NetworkCoreNIO
+import SwiftASN1
 import Testing
 import X509
 
@@ -18,7 +19,17 @@ struct TestChain {
     struct Issued {
         let certificate: Certificate
         let key: P256.Signing.PrivateKey
-        var pin: String { CertificatePins.pin(ofPublicKey: Data(certificate.publicKey.subjectPublicKeyInfoBytes)) }
+        /// The pin of its SubjectPublicKeyInfo as the certificate's bytes hold it (what `openssl` gives; the
+        /// DER reader is checked against `openssl` in `CertificatePinsTests`).
+        let pin: String
+
+        init(certificate: Certificate, key: P256.Signing.PrivateKey) throws {
+            self.certificate = certificate
+            self.key = key
+            var serializer = DER.Serializer()
+            try serializer.serialize(certificate)
+            pin = try #require(CertificatePins.pin(ofCertificate: Data(serializer.serializedBytes)))
+        }
     }
 
     let root: Issued
@@ -28,7 +39,7 @@ struct TestChain {
         let now = Date()
         let rootKey = P256.Signing.PrivateKey()
         let rootName = try DistinguishedName { CommonName("NetworkCore test root") }
-        root = Issued(
+        root = try Issued(
             certificate: try Certificate(
                 version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey),
                 notValidBefore: now - 3_600, notValidAfter: now + 86_400, issuer: rootName, subject: rootName,
@@ -40,7 +51,7 @@ struct TestChain {
             key: rootKey)
         let intermediateKey = P256.Signing.PrivateKey()
         let intermediateName = try DistinguishedName { CommonName("NetworkCore test intermediate") }
-        intermediate = Issued(
+        intermediate = try Issued(
             certificate: try Certificate(
                 version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey),
                 notValidBefore: now - 3_600, notValidAfter: now + 86_400, issuer: rootName,
@@ -60,7 +71,7 @@ struct TestChain {
     {
         let key = P256.Signing.PrivateKey()
         let now = Date()
-        return Issued(
+        return try Issued(
             certificate: try Certificate(
                 version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: now + from,
                 notValidAfter: now + until, issuer: intermediate.certificate.subject,
