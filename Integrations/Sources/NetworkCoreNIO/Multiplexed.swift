@@ -103,10 +103,20 @@ final class MultiplexedConnection: Sendable {
     /// stream is given back by ``stream()``'s channel closing, or by ``giveBack()``.
     /// - Throws: `CancellationError` if the calling task is cancelled while it waits.
     func reserve() async throws -> Bool {
-        let id = state.withLockedValue { state in
+        // Without a wait when a stream is free (or the connection retired): no continuation made.
+        let id = state.withLockedValue { state -> Int? in
+            if state.retired || !channel.isActive { return -1 }
+            guard state.open >= state.limit else {
+                state.open += 1
+                state.idle?.cancel()
+                state.idle = nil
+                return nil
+            }
             defer { state.nextWaiter += 1 }
             return state.nextWaiter
         }
+        guard let id else { return true }
+        if id < 0 { return false }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let now = state.withLockedValue { state -> Result<Bool, any Error>? in
@@ -131,10 +141,12 @@ final class MultiplexedConnection: Sendable {
         }
     }
 
-    /// A new stream for one exchange, a stream reserved (``reserve()``): its pipeline turns SwiftNIO's
-    /// HTTP/1 parts into HTTP/2 frames, decodes compressed answers and runs an ``ExchangeHandler``. The
-    /// reservation ends when the stream closes.
-    func stream() async throws -> any Channel {
+    /// Makes a stream for one exchange, a stream reserved (``reserve()``): its pipeline turns SwiftNIO's HTTP/1
+    /// parts into HTTP/2 frames, decodes compressed answers and runs an ``ExchangeHandler``. `ready` is told on
+    /// the connection's loop as soon as the stream is made (or could not be): a request whose whole body is at
+    /// hand is written then, in the same turn. The reservation ends when the stream closes, or at once if it
+    /// could not be made.
+    func stream(_ ready: @escaping @Sendable (Result<any Channel, any Error>) -> Void) {
         let decompression = decompression
         let made = multiplexer.createStreamChannel { stream in
             stream.eventLoop.makeCompletedFuture {
@@ -144,14 +156,19 @@ final class MultiplexedConnection: Sendable {
                 try pipeline.addHandler(ExchangeHandler())
             }
         }
-        do {
-            let stream = try await made.get()
-            stream.closeFuture.whenComplete { [self] _ in giveBack() }
-            return stream
-        } catch {
-            giveBack()
-            throw error
+        made.whenComplete { [self] result in
+            if case .success(let stream) = result {
+                stream.closeFuture.whenComplete { [self] _ in giveBack() }
+            } else {
+                giveBack()
+            }
+            ready(result)
         }
+    }
+
+    /// ``stream(_:)``, awaited.
+    func stream() async throws -> any Channel {
+        try await withCheckedThrowingContinuation { continuation in stream { continuation.resume(with: $0) } }
     }
 
     /// A stream's reservation ends: it goes to the first request waiting, if any; a retired connection

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
@@ -198,38 +199,63 @@ public final class NIOTransport: Transport {
                 }
             case .stream(let connection):
                 if let limit = connection.unreportedLimit() { events.carries(requestsAtOnce: limit) }
-                let stream: any Channel
-                do {
-                    stream = try await connection.stream()
-                } catch {
-                    // The connection closed or went away as the stream was made: nothing was sent.
-                    refused += 1
-                    guard refused < Self.refusals, !transfer.isCancelled else { throw error }
-                    continue
-                }
-                guard transfer.attach(stream) else {
-                    stream.close(promise: nil)
-                    throw CancellationError()
-                }
                 let exchange = Exchange(
                     request: request, body: body, events: events, timeout: timeout,
-                    promise: stream.eventLoop.makePromise())
+                    promise: connection.channel.eventLoop.makePromise())
+                // The stream, once made (on the connection's loop, which the stream shares).
+                let opened = NIOLockedValueBox<(any Channel)?>(nil)
                 do {
-                    let end = try await Self.perform(exchange, head: head, sending: sending, on: stream)
+                    let end: Exchange.End
+                    switch sending {
+                    case .inline(let buffer):
+                        // Made and written in one turn of the connection's loop: no hop back here between.
+                        connection.stream { made in
+                            switch made {
+                            case .failure(let error):
+                                exchange.fail(ConnectionClosedBeforeAnswer(underlying: error, neverSent: true))
+                            case .success(let stream):
+                                opened.withLockedValue { $0 = stream }
+                                guard transfer.attach(stream) else {
+                                    stream.close(promise: nil)
+                                    exchange.fail(CancellationError())
+                                    return
+                                }
+                                Self.write(exchange, head: head, body: buffer, on: stream)
+                            }
+                        }
+                        end = try await exchange.promise.futureResult.get()
+                    case .pieces:
+                        let stream: any Channel
+                        do {
+                            stream = try await connection.stream()
+                        } catch {
+                            throw ConnectionClosedBeforeAnswer(underlying: error, neverSent: true)
+                        }
+                        opened.withLockedValue { $0 = stream }
+                        guard transfer.attach(stream) else {
+                            stream.close(promise: nil)
+                            throw CancellationError()
+                        }
+                        end = try await Self.perform(exchange, head: head, sending: sending, on: stream)
+                    }
                     // A stream whose answer came before the whole request was sent is reset: the rest is not sent.
-                    if !transfer.detach(stream) || !end.reusable { stream.close(promise: nil) }
+                    if let stream = opened.withLockedValue({ $0 }), !transfer.detach(stream) || !end.reusable {
+                        stream.close(promise: nil)
+                    }
                     return end.outcome
                 } catch let closed as ConnectionClosedBeforeAnswer
                     where (closed.neverSent || connection.refused(closed.underlying)) && refused < Self.refusals
                     && body.canBeSentAgain && !transfer.isCancelled
                 {
-                    // Refused by the server (its GOAWAY, or REFUSED_STREAM) before it processed anything: sent
-                    // again on another stream, of a new connection if this one is going away.
-                    _ = transfer.detach(stream)
+                    // Refused by the server (its GOAWAY, or REFUSED_STREAM) before it processed anything, or never
+                    // sent: sent again on another stream, of a new connection if this one is going away.
+                    if let stream = opened.withLockedValue({ $0 }) { _ = transfer.detach(stream) }
                     refused += 1
                 } catch {
-                    _ = transfer.detach(stream)
-                    stream.close(promise: nil)
+                    if let stream = opened.withLockedValue({ $0 }) {
+                        _ = transfer.detach(stream)
+                        stream.close(promise: nil)
+                    }
                     let failure =
                         (error as? ConnectionClosedBeforeAnswer).map {
                             $0.underlying ?? URLError(.networkConnectionLost)
@@ -266,16 +292,7 @@ public final class NIOTransport: Transport {
         let events = exchange.events
         switch sending {
         case .inline(let buffer):
-            channel.write(ExchangeHandler.Outgoing.begin(exchange, head), promise: begun(exchange, on: channel))
-            let count = buffer.readableBytes
-            guard count > 0 else {
-                channel.writeAndFlush(ExchangeHandler.Outgoing.end, promise: nil)
-                break
-            }
-            channel.write(ExchangeHandler.Outgoing.body(buffer), promise: nil)
-            let written = channel.eventLoop.makePromise(of: Void.self)
-            written.futureResult.whenSuccess { events.sent(totalBytes: count, expected: count) }
-            channel.writeAndFlush(ExchangeHandler.Outgoing.end, promise: written)
+            write(exchange, head: head, body: buffer, on: channel)
         case .pieces(let pieces):
             channel.writeAndFlush(
                 ExchangeHandler.Outgoing.begin(exchange, head), promise: begun(exchange, on: channel))
@@ -304,6 +321,22 @@ public final class NIOTransport: Transport {
             }
         }
         return try await exchange.promise.futureResult.get()
+    }
+
+    /// Writes the request's head and its whole body (at hand), then flushes: the body's bytes are reported sent
+    /// once written.
+    static func write(_ exchange: Exchange, head: HTTPRequestHead, body buffer: ByteBuffer, on channel: any Channel) {
+        channel.write(ExchangeHandler.Outgoing.begin(exchange, head), promise: begun(exchange, on: channel))
+        let count = buffer.readableBytes
+        guard count > 0 else {
+            channel.writeAndFlush(ExchangeHandler.Outgoing.end, promise: nil)
+            return
+        }
+        channel.write(ExchangeHandler.Outgoing.body(buffer), promise: nil)
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        let events = exchange.events
+        written.futureResult.whenSuccess { events.sent(totalBytes: count, expected: count) }
+        channel.writeAndFlush(ExchangeHandler.Outgoing.end, promise: written)
     }
 
     /// A promise for the write that starts `exchange`: if the connection closed before it, the handler never
