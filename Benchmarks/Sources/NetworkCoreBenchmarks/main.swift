@@ -137,6 +137,11 @@ enum Client: String, CaseIterable, Sendable {
     case transport = "URLSessionTransport alone"
     /// `AsyncHTTPClientTransport` called directly, without the pool: the same split over AsyncHTTPClient.
     case asyncHTTPClientTransport = "AsyncHTTPClientTransport alone"
+    /// AsyncHTTPClient as a user makes it, `HTTPClient(eventLoopGroup:)`: its defaults (8 connections a host).
+    case asyncHTTPClientDefaults = "AsyncHTTPClient (defaults)"
+    /// The pool as a user writes it over AsyncHTTPClient: `TaskPool(configuration: .init(transport:
+    /// AsyncHTTPClientTransport()))`, every setting its default; paired with ``asyncHTTPClientDefaults``.
+    case networkCoreAsyncHTTPClientDefaults = "NetworkCore/AHC (defaults)"
 
     /// The clients a run measures unless `--clients` names others.
     static let standard: [Client] = [
@@ -270,6 +275,10 @@ final class Clients: Sendable {
     let asyncHTTPClient: HTTPClient
     let ownNIOTransport = NIOTransport()
     let ownNIOPool: TaskPool
+    /// AsyncHTTPClient and the pool over it as a user writes them, every setting its default.
+    let defaultsClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+    let defaultsTransport = AsyncHTTPClientTransport()
+    let defaultsPool: TaskPool
     let baseURL: String
 
     init(baseURL: String) {
@@ -297,6 +306,7 @@ final class Clients: Sendable {
         ownNIOPool = TaskPool(
             configuration: .init(
                 transport: ownNIOTransport, maximumConcurrentTasks: limits.total, maximumTasksPerHost: limits.perHost))
+        defaultsPool = TaskPool(configuration: .init(transport: defaultsTransport))
     }
 
     func call(_ client: Client, _ payload: Payload, index: Int) async throws {
@@ -305,6 +315,12 @@ final class Clients: Sendable {
         case (.raw, .page), (.rawControl, .page): try await raw(Page.self, payload)
         case (.asyncHTTPClient, .small): try await rawAsyncHTTPClient(Small.self, payload)
         case (.asyncHTTPClient, .page): try await rawAsyncHTTPClient(Page.self, payload)
+        case (.asyncHTTPClientDefaults, .small): try await rawAsyncHTTPClient(Small.self, payload, with: defaultsClient)
+        case (.asyncHTTPClientDefaults, .page): try await rawAsyncHTTPClient(Page.self, payload, with: defaultsClient)
+        case (.networkCoreAsyncHTTPClientDefaults, .small):
+            _ = try await defaultsPool.send(endpoint(payload), parser: DecodableParser<Small>(), id: "r\(index)")
+        case (.networkCoreAsyncHTTPClientDefaults, .page):
+            _ = try await defaultsPool.send(endpoint(payload), parser: DecodableParser<Page>(), id: "r\(index)")
         case (.transport, .small): try await transportAlone(Small.self, payload, through: transport)
         case (.transport, .page): try await transportAlone(Page.self, payload, through: transport)
         case (.asyncHTTPClientTransport, .small): try await transportAlone(Small.self, payload, through: nioTransport)
@@ -337,11 +353,13 @@ final class Clients: Sendable {
 
     /// The same request the pool sends over ``nioTransport`` (the pool's standard headers, and the
     /// `Accept-Encoding` the transport adds), sent by a client configured as the transport's.
-    private func rawAsyncHTTPClient<T: Decodable>(_ type: T.Type, _ payload: Payload) async throws {
+    private func rawAsyncHTTPClient<T: Decodable>(
+        _ type: T.Type, _ payload: Payload, with client: HTTPClient? = nil
+    ) async throws {
         var request = HTTPClientRequest(url: "\(baseURL)/\(payload.rawValue)")
         for (name, value) in TaskPool.Configuration.standardHeaders { request.headers.add(name: name, value: value) }
         request.headers.add(name: "Accept-Encoding", value: "gzip, deflate")
-        let response = try await asyncHTTPClient.execute(request, timeout: .seconds(60))
+        let response = try await (client ?? asyncHTTPClient).execute(request, timeout: .seconds(60))
         guard response.status == .ok else { throw URLError(.badServerResponse) }
         let body = try await response.body.collect(upTo: 32 << 20)
         _ = try JSONDecoder().decode(T.self, from: Data(body.readableBytesView))
@@ -428,6 +446,12 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
                             }
                         }
                     }
+                    // The defaults against the defaults: what a user of each writes.
+                    if let direct = turns[.asyncHTTPClientDefaults],
+                        let sample = turns[.networkCoreAsyncHTTPClientDefaults]
+                    {
+                        pairedAHC[.networkCoreAsyncHTTPClientDefaults, default: []].append(sample.rps / direct.rps)
+                    }
                     guard let raw = turns[.raw] else { continue }
                     for (client, sample) in turns where client != .raw {
                         pairedRPS[client, default: []].append(sample.rps / raw.rps)
@@ -505,7 +529,9 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
         paired.forEach { print($0) }
     }
     if !pairedDirect.isEmpty {
-        print("\nThe pool over AsyncHTTPClient against the same client used directly, by round, as above.\n")
+        print(
+            "\nThe pool over AsyncHTTPClient against the same client used directly (the defaults arm against AsyncHTTPClient with its defaults), by round, as above.\n"
+        )
         print("payload     in flight  client                        rounds  ×rps vs AsyncHTTPClient (95% CI)")
         pairedDirect.forEach { print($0) }
     }
@@ -637,6 +663,8 @@ if options.suites.contains("transfers") {
 }
 try await clients.nioTransport.shutdown()
 try await clients.asyncHTTPClient.shutdown().get()  // top-level code picks the future-returning overload
+try await clients.defaultsClient.shutdown().get()
+try await clients.defaultsTransport.shutdown()
 await clients.ownNIOTransport.shutdown()
 let encoder = JSONEncoder()
 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
