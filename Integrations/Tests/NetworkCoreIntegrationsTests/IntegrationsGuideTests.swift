@@ -61,6 +61,10 @@ func integrationsGuide() async throws {
     tls.minimumTLSVersion = .tlsv12
     let tuned = NIOTransport(configuration: .init(tls: tls, maximumReadSize: 4 << 20, maximumIdleConnectionsPerHost: 8))
 
+    var http1Only = NIOTransport.Configuration(tls: tls)
+    http1Only.http2 = false
+    let legacy = NIOTransport(configuration: http1Only)
+
     var catalogLog = Logger(label: "com.example.catalog")
     catalogLog.logLevel = .info
     let observed = TaskPool(
@@ -77,7 +81,9 @@ func integrationsGuide() async throws {
     print(rex.name, petsPool.task(id: "getPet") == nil)
     // GUIDE-END
     try await busy.shutdown()
-    print(observed.activeTasks.count, traced.activeTasks.count, tuned.configuration.maximumReadSize)
+    print(
+        observed.activeTasks.count, traced.activeTasks.count, tuned.configuration.maximumReadSize,
+        legacy.configuration.http2)
 }
 
 @Suite("Docs/Integrations.md")
