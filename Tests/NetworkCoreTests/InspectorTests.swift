@@ -51,6 +51,23 @@ struct InspectorTests {
         #expect(inspector.changeCount == 10)  // started and finished, for each of the five
     }
 
+    @Test("a task's protocol is the one its answer came in: shown while it runs and once it has ended")
+    func protocolVersion() async throws {
+        let inspector = PoolInspector()
+        let transport = HoldingTransport()
+        let pool = TaskPool(configuration: .init(transport: transport, inspector: inspector))
+        let ended = Latch()
+        pool.send(TestEndpoint(path: "h2"), id: "h2") { _ in ended.open() }
+        #expect(inspector.inspection.active.map(\.protocolVersion) == [nil])
+        let events = try #require(transport.events(0))
+        #expect(events.receive(head: ResponseHead(statusCode: 200, httpVersion: "HTTP/2.0", fields: [], url: nil)))
+        #expect(inspector.inspection.active.map(\.protocolVersion) == ["HTTP/2.0"])
+        events.finish()
+        #expect(await ended.wait(upTo: 5))
+        #expect(inspector.inspection.recent.map(\.protocolVersion) == ["HTTP/2.0"])
+        #expect(inspector.task(id: "h2")?.protocolVersion == "HTTP/2.0")
+    }
+
     @Test("running and waiting tasks are listed oldest first, with their state and place in the queue")
     func activeAndQueued() async throws {
         let inspector = PoolInspector()

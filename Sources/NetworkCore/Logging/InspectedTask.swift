@@ -135,6 +135,9 @@ public struct InspectedTask: Hashable, Sendable, Codable {
     public let marks: [Mark]
     /// For a running WebSocket, its messages each way and whether it is open; `nil` otherwise.
     public var socket: SocketActivity?
+    /// The HTTP version its answer came in, as the transport read it (`HTTP/1.1`, `HTTP/2.0`); `nil` before
+    /// an answer's head, or when the transport does not say (``TaskSnapshot/protocolVersion``).
+    public var protocolVersion: String?
     /// Heads, bodies and `curl`, in ``PoolInspector/task(id:)`` only.
     public var details: Details?
 }

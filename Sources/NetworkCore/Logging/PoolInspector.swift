@@ -191,6 +191,7 @@ public final class PoolInspector: NetworkLogger, @unchecked Sendable {
             queuePosition: queuePosition, statusCode: nil, source: nil, error: nil, attempts: snapshot.attempt,
             elapsed: snapshot.elapsed, timings: task.timings, progress: snapshot.progress, marks: marks, details: nil)
         inspected.socket = snapshot.socket
+        inspected.protocolVersion = snapshot.protocolVersion
         return inspected
     }
 
@@ -206,13 +207,14 @@ public final class PoolInspector: NetworkLogger, @unchecked Sendable {
             case .cancelled: .cancelled
             default: .failed
             }
-        let made = InspectedTask(
+        var made = InspectedTask(
             id: record.id, service: record.service, method: record.method, url: record.url, state: state,
             phase: nil, queuePosition: nil, statusCode: record.statusCode, source: record.source, error: error,
             attempts: record.attempts, elapsed: record.duration,
             timings: record.timings
                 ?? TaskTimings(queuedAt: record.startedAt, started: nil, firstByte: nil, finished: nil, attempts: []),
             progress: nil, marks: lock.withLock { record.marks }, details: nil)
+        made.protocolVersion = record.protocolVersion
         lock.withLock { record.summary = made }
         return made
     }
@@ -335,6 +337,8 @@ extension PoolInspector {
         /// task's; a body over the preview limit is left out.
         let request: URLRequest
         let head: HTTPURLResponse?
+        /// The HTTP version of the answer, as the transport read it.
+        let protocolVersion: String?
         let preview: Data?
         let bodySize: Int
         var marks: [InspectedTask.Mark] = []
@@ -357,6 +361,7 @@ extension PoolInspector {
             if let body = request.httpBody, body.count > previewLimit { request.httpBody = nil }
             self.request = request
             head = event.response?.httpResponse
+            protocolVersion = event.response?.head.httpVersion
             if let response = event.response, response.fileURL == nil {
                 let body = response.body
                 bodySize = body.count
