@@ -197,20 +197,36 @@ extension PoolState {
 
     /// The transfer ended: with the answer's body (`received` bytes, `status`), or with an error (both
     /// `nil`). Closes the attempt's timing and says who turns the answer into the attempt's outcome.
+    ///
+    /// `freesSlot`: the task makes no other attempt whatever its answer (no retriers, or its last attempt,
+    /// and no kind that opens it again), so its slot is given back now, and the next waiting task begins
+    /// here, on the transport's thread, while this one is finished elsewhere: its connection gets its next
+    /// request without waiting for the finisher's turn.
     mutating func transferEnded(
-        _ key: TaskKey, attempt: Int, hop: Int, received: Int?, status: Int?, at now: UInt64
+        _ key: TaskKey, attempt: Int, hop: Int, received: Int?, status: Int?, freesSlot: Bool = false,
+        at now: UInt64, into effects: inout Effects
     ) -> Answered {
-        update(key) { record -> Answered in
-            guard Self.isCurrent(record, attempt: attempt, hop: hop) else { return .dropped }
-            let shown = record.phase
-            let timing = record.meter.closeAttempt(received: received, status: status, at: now)
-            record.life = .finishing(shown: shown)
-            if let caller = record.waiters.first(where: { $0.waiter?.isCaller == true }) {
-                _ = record.waiters.replace(where: { $0.token == caller.token }, with: (caller.token, nil))
-                return .finish(by: caller.waiter, elsewhere: false, timing: timing)
-            }
-            return .finish(by: nil, elsewhere: record.waiters.contains { $0.waiter != nil }, timing: timing)
-        } ?? .dropped
+        var freed: String?
+        let answered =
+            update(key) { record -> Answered in
+                guard Self.isCurrent(record, attempt: attempt, hop: hop) else { return .dropped }
+                let shown = record.phase
+                let timing = record.meter.closeAttempt(received: received, status: status, at: now)
+                record.life = .finishing(shown: shown)
+                if freesSlot, record.takesSlot, !record.slotFreed {
+                    record.slotFreed = true
+                    freed = record.host
+                }
+                if let caller = record.waiters.first(where: { $0.waiter?.isCaller == true }) {
+                    _ = record.waiters.replace(where: { $0.token == caller.token }, with: (caller.token, nil))
+                    return .finish(by: caller.waiter, elsewhere: false, timing: timing)
+                }
+                return .finish(by: nil, elsewhere: record.waiters.contains { $0.waiter != nil }, timing: timing)
+            } ?? .dropped
+        if let host = freed {
+            for next in scheduler.release(host: host) { dequeued(next, at: now, into: &effects) }
+        }
+        return answered
     }
 
     /// The attempt's outcome, made from the transport's answer. `retrying`: the failure to ask the

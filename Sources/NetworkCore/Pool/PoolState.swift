@@ -373,7 +373,7 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
                 if let control = transfer.control { effects.stop(.transfer(control)) }
             case .finishing, .backingOff: wasQueued = false
             }
-            let facts = (record.id, record.host, wasQueued, record.takesSlot && !wasQueued)
+            let facts = (record.id, record.host, wasQueued, record.takesSlot && !wasQueued && !record.slotFreed)
             record.life = .ended(outcome)
             record.meter.end(at: now)
             // A caller away finishing the task learns the outcome when it comes back.

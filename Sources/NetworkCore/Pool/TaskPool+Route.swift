@@ -298,10 +298,14 @@ extension TaskPool {
             case .success(let (body, head)): (body.count, head.statusCode)
             case .failure: (nil, nil)
             }
-        let answered = state.withLock {
-            $0.transferEnded(
+        // A task that makes no other attempt gives its slot back now: the next waiting task begins here.
+        let plan = receiver.task.plan
+        let freesSlot =
+            plan.delivery == nil && (plan.retriers.isEmpty || receiver.attempt >= configuration.maximumAttempts)
+        let answered = mutate { state, effects in
+            state.transferEnded(
                 receiver.task.key, attempt: receiver.attempt, hop: receiver.hop, received: received, status: status,
-                at: MonotonicClock.now())
+                freesSlot: freesSlot, at: MonotonicClock.now(), into: &effects)
         }
         guard case .finish(let caller, let elsewhere, let timing) = answered else { return }
         let answer = Answer(result: result, attempt: receiver.attempt, timing: timing, request: receiver.attemptRequest)

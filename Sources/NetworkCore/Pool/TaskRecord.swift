@@ -130,6 +130,9 @@ extension PoolState {
         /// Ended, its end's effects not yet performed: a caller that comes now waits for them
         /// (``PoolState/settled(_:into:)``).
         var settling = false
+        /// Whether it gave its slot back when its last transfer ended, before its own end (see
+        /// ``PoolState/transferEnded(_:attempt:hop:received:status:freesSlot:at:into:)``).
+        var slotFreed = false
 
         /// What a freed slot of ``Records`` holds: an ended record that owns nothing.
         static var vacant: Record {

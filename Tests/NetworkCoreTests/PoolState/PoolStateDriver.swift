@@ -233,10 +233,13 @@ struct PoolStateDriver {
 
     /// The transfer's answer arrived whole; returns who is to finish it.
     mutating func transferEnded(
-        _ key: TaskKey, attempt: Int = 1, hop: Int = 0, received: Int? = 2, status: Int? = 200
+        _ key: TaskKey, attempt: Int = 1, hop: Int = 0, received: Int? = 2, status: Int? = 200,
+        freesSlot: Bool = false
     ) -> State.Answered {
-        run { state, _, now in
-            state.transferEnded(key, attempt: attempt, hop: hop, received: received, status: status, at: now)
+        run { state, effects, now in
+            state.transferEnded(
+                key, attempt: attempt, hop: hop, received: received, status: status, freesSlot: freesSlot, at: now,
+                into: &effects)
         }
     }
 

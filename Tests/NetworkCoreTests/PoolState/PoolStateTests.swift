@@ -208,6 +208,46 @@ struct PoolStateSchedulingTests {
         #expect(driver.running == 2)
     }
 
+    @Test(
+        "a task that makes no other attempt gives its slot back as its transfer ends: the next begins before it is finished, and its end frees nothing more"
+    )
+    func slotFreedAtTransferEnd() {
+        var driver = PoolStateDriver(total: 1, perHost: 1)
+        let a = driver.send("a")
+        let b = driver.send("b")
+        let c = driver.send("c")
+        #expect(driver.phase(b) == .queued)
+        _ = driver.startTransfer(a)
+        // The answer arrives: b begins at once, a still waits for its finisher.
+        guard case .finish = driver.transferEnded(a, freesSlot: true) else {
+            Issue.record("a's answer has no finisher")
+            return
+        }
+        #expect(driver.begun == ["b#1"])
+        #expect(driver.phase(b) == .preparing)
+        #expect(driver.phase(c) == .queued)
+        #expect(driver.state.scheduler.running == 1)
+        // a's end gives back no second slot: c waits for b's.
+        driver.finished(a)
+        #expect(driver.ends(of: "a") == ["ok"])
+        #expect(driver.begun == ["b#1"])
+        #expect(driver.state.scheduler.running == 1)
+        // Without the promise (retriers may send it again), the slot is held until the end, as before.
+        _ = driver.startTransfer(b)
+        _ = driver.transferEnded(b, freesSlot: false)
+        #expect(driver.begun == ["b#1"])
+        driver.finished(b)
+        #expect(driver.begun == ["b#1", "c#1"])
+        // A cancel while finishing, after the slot went back, frees nothing either.
+        _ = driver.startTransfer(c)
+        _ = driver.transferEnded(c, freesSlot: true)
+        #expect(driver.state.scheduler.running == 0)
+        let cancelled = driver.cancel("c")
+        #expect(cancelled)
+        #expect(driver.state.scheduler.running == 0)
+        #expect(driver.ends(of: "c") == ["cancelled"])
+    }
+
     @Test("pause holds new and waiting tasks, running ones go on; resume starts as many as the limits allow")
     func pauseAndResume() {
         var driver = PoolStateDriver(total: 2, perHost: 2)
