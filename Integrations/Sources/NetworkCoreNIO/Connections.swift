@@ -365,11 +365,20 @@ final class ConnectionPool: Sendable {
             .connect(host: origin.host, port: origin.port).get()
         let id = ObjectIdentifier(channel)
         if let handshake = handshakes.withLockedValue({ $0[id] }) {
-            // A connection serves once its TLS handshake is done; one that fails is the request's error.
+            // A connection serves once its TLS handshake is done, within `timeout` as connecting is (a server
+            // that takes the connection and says nothing would hold it for ever); one that fails is the
+            // request's error.
+            let expired = NIOLockedValueBox(false)
+            let expiry = channel.eventLoop.scheduleTask(in: timeout) {
+                expired.withLockedValue { $0 = true }
+                channel.close(promise: nil)
+            }
+            defer { expiry.cancel() }
             do {
                 try await handshake.get()
             } catch {
                 channel.close(promise: nil)
+                if expired.withLockedValue({ $0 }) { throw ChannelError.connectTimeout(timeout) }
                 throw error
             }
         }

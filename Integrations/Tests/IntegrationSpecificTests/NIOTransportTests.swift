@@ -166,6 +166,33 @@ struct NIOTransportTests {
     }
 
     @Test(
+        "a server that takes the connection and never answers the TLS handshake: the request times out within its timeout, twice, over HTTP/2's first connection too"
+    )
+    func silentHandshake() async throws {
+        // Accepts connections and reads nothing.
+        let silent = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(host: "127.0.0.1", port: 0).get()
+        defer { silent.close(promise: nil) }
+        let port = try #require(silent.localAddress?.port)
+        for http2 in [true, false] {
+            let pool = TaskPool(
+                configuration: .init(transport: NIOTransport(configuration: .init(http2: http2)), maximumAttempts: 1))
+            for round in 0..<2 {
+                let started = Date()
+                do {
+                    _ = try await pool.send(
+                        TestEndpoint(baseURL: "https://127.0.0.1:\(port)", path: "x\(round)", timeout: 0.5))
+                    Issue.record("a silent server answered")
+                } catch {
+                    let timedOut = if case .timedOut = error { true } else { false }
+                    #expect(timedOut, "\(error)")
+                }
+                #expect(Date().timeIntervalSince(started) < 5)
+            }
+        }
+    }
+
+    @Test(
         "https with the server's certificate trusted works, its name checked; untrusted, it fails as a secure-connection error"
     )
     func tls() async throws {

@@ -337,16 +337,22 @@ enum OwnPass {
         "needs the machine to itself: Scripts/test runs it in a pass of its own (NETWORKCORE_OWN_PASSES=1 with --filter)"
 }
 
-/// Streams `endpoint`'s body of `size` bytes through `pool` (task id "big"), reads one chunk, then reads nothing
-/// for 0.8 s: the task must hold less than a quarter of the body and receive nothing in the last 0.3 s (the
-/// transport stopped reading, and the server waits); reading on must then get every byte.
+/// Streams `endpoint`'s body of `size` bytes through `pool` (task id "big"), reads one chunk, then reads nothing:
+/// what the task has received must settle (the transport stopped reading, and the server waits), below a quarter
+/// of the body, and stay there 0.3 s more; reading on must then get every byte. Settling is polled every 100 ms,
+/// for 10 s at most: on a loaded machine the windows take a while to fill.
 func expectBackPressure(_ pool: TaskPool, reading endpoint: some Endpoint, size: Int) async throws {
     let stream = try await pool.stream(endpoint, id: "big")
     var iterator = stream.makeAsyncIterator()
     var read = try #require(try await iterator.next()).count
-    try await Task.sleep(nanoseconds: 500_000_000)
-    // The task still runs: its transfer has not read the whole body.
-    let held = try #require(pool.task(id: "big")).bytesReceived
+    var held = -1
+    for _ in 0..<100 {
+        try await Task.sleep(nanoseconds: 100_000_000)
+        // The task still runs: its transfer has not read the whole body.
+        let now = try #require(pool.task(id: "big")).bytesReceived
+        if now == held { break }
+        held = now
+    }
     try await Task.sleep(nanoseconds: 300_000_000)
     let stillHeld = try #require(pool.task(id: "big")).bytesReceived
     #expect(held < size / 4, "received \(held) of \(size) while nobody read")
