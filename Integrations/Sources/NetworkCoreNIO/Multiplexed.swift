@@ -39,9 +39,6 @@ final class MultiplexedConnection: Sendable {
     }
     private let state = NIOLockedValueBox(State())
 
-    /// The streams the server allows at once, as its settings last said.
-    var streamLimit: Int { state.withLockedValue { $0.limit } }
-
     /// Whether it takes no new stream.
     var isRetired: Bool { state.withLockedValue { $0.retired } || !channel.isActive }
 
@@ -58,8 +55,7 @@ final class MultiplexedConnection: Sendable {
 
     /// Adds HTTP/2 to `channel`'s pipeline (on its loop, as its TLS handshake ends with `h2`): SwiftNIO's
     /// HTTP/2 handler with flow-control windows of `window` bytes a stream and four times that on the
-    /// connection, and a
-    /// watcher of the server's settings and GOAWAY.
+    /// connection, and a watcher of the server's settings and GOAWAY.
     static func configure(
         _ channel: any Channel, origin: ConnectionPool.Origin, window: Int, idleTimeout: TimeAmount,
         decompression: Bool
