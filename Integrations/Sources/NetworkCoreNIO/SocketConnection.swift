@@ -177,6 +177,11 @@ final class SocketConnection: WebSocketConnection {
     }
 
     /// The connection is made and the opening request about to go: a deadline for its answer.
+    /// Whether the opening request is under way on its connection (``opening(on:timeout:)``): before, a
+    /// connection that closes is the connecting's own failure (a pin mismatch, a failed handshake), which the
+    /// connecting reports.
+    var hasBegunOpening: Bool { state.withLockedValue { $0.channel != nil } }
+
     func opening(on channel: any Channel, timeout: TimeAmount?) {
         state.withLockedValue { $0.channel = channel }
         guard let timeout else { return }
@@ -424,8 +429,9 @@ final class OpeningReader: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        // (After a 101, the end is held until this handler has left: see OpeningEndHold.)
-        if reading { socket.failOpening(URLError(.networkConnectionLost)) }
+        // (After a 101, the end is held until this handler has left: see OpeningEndHold.) A connection closed
+        // before the opening began was closed by the connecting, whose error is the socket's end.
+        if reading, socket.hasBegunOpening { socket.failOpening(URLError(.networkConnectionLost)) }
         reading = false
         context.fireChannelInactive()
     }
