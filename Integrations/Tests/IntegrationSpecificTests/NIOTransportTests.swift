@@ -187,7 +187,9 @@ struct NIOTransportTests {
                     let timedOut = if case .timedOut = error { true } else { false }
                     #expect(timedOut, "\(error)")
                 }
-                #expect(Date().timeIntervalSince(started) < 5)
+                // Without the bound it waits for ever; with it, 0.5 s plus what a loaded machine adds (a clean-clone run
+                // saw 6.9 s while the other suites ran).
+                #expect(Date().timeIntervalSince(started) < 20)
             }
         }
     }
