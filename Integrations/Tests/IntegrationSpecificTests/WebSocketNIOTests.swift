@@ -23,35 +23,43 @@ final class WebSocketPeers: @unchecked Sendable {  // immutable once started
     private let process: Process
     private let input: Pipe
 
-    init(tls: SelfSignedCertificate? = nil) throws {
+    /// Starts the servers and waits (30 s at most) for their ports, without holding a thread of the Swift
+    /// concurrency pool meanwhile: the tests' other tasks run while Python starts.
+    init(tls: SelfSignedCertificate? = nil) async throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
                 "Scripts/websocket-peers.py")
-        process = Process()
+        let process = Process()
         process.executableURL = URL(fileURLWithPath: try #require(Self.python))
         process.arguments = [script.path] + (tls.map { ["--tls", $0.certificate.path, $0.key.path] } ?? [])
         let expected = tls == nil ? 2 : 3
-        input = Pipe()
+        let input = Pipe()
         let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
         try process.run()
-        // Its two lines, read on a thread of its own, waited for at most 30 s.
-        let lines = NIOLockedValueBox<[String]>([])
-        let ready = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            var text = ""
-            while text.filter({ $0 == "\n" }).count < expected {
-                let data = output.fileHandleForReading.availableData
-                if data.isEmpty { break }
-                text += String(decoding: data, as: UTF8.self)
+        self.process = process
+        self.input = input
+        // Its lines, read on a thread of its own; the process is stopped if they have not come in 30 s.
+        let pid = process.processIdentifier
+        let read = NIOLockedValueBox(false)
+        let text = await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
+            DispatchQueue.global().asyncAfter(deadline: .now() + 30) {
+                if !read.withLockedValue({ $0 }) { kill(pid, SIGTERM) }
             }
-            lines.withLockedValue { $0 = text.split(separator: "\n").map(String.init) }
-            ready.signal()
+            Thread.detachNewThread {
+                var text = ""
+                while text.filter({ $0 == "\n" }).count < expected {
+                    let data = output.fileHandleForReading.availableData
+                    if data.isEmpty { break }
+                    text += String(decoding: data, as: UTF8.self)
+                }
+                read.withLockedValue { $0 = true }
+                continuation.resume(returning: text)
+            }
         }
-        if ready.wait(timeout: .now() + 30) == .timedOut { process.terminate() }
         let ports = Dictionary(
-            uniqueKeysWithValues: lines.withLockedValue { $0 }.compactMap { line -> (String, Int)? in
+            uniqueKeysWithValues: text.split(separator: "\n").map(String.init).compactMap { line -> (String, Int)? in
                 let parts = line.split(separator: " ")
                 guard parts.count == 2, let port = Int(parts[1]) else { return nil }
                 return (String(parts[0]), port)
@@ -108,7 +116,7 @@ struct WebSocketNIOTests {
 
     @Test("text and binary are echoed whole, up to the size limit, a message of 1 MiB among them")
     func echo() async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let pool = pool()
         let socket = try await pool.webSocket(SocketEndpoint(url: peers.real("/echo")))
         let large = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
@@ -126,7 +134,7 @@ struct WebSocketNIOTests {
 
     @Test("a socket closed, or cancelled, leaves nothing behind: its pool and its task are freed")
     func nothingLeft() async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         weak var weakPool: TaskPool?
         weak var weakTask: DataTask?
         weak var weakCancelled: DataTask?
@@ -148,7 +156,7 @@ struct WebSocketNIOTests {
 
     @Test("10,000 messages each way, none lost or reordered")
     func manyMessages() async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let pool = pool()
         let socket = try await pool.webSocket(SocketEndpoint(url: peers.real("/count/10000")))
         let reader = Task {
@@ -171,7 +179,7 @@ struct WebSocketNIOTests {
 
     @Test("100 sockets at once in one pool, each echoed and closed; every task ends once and the pool is empty")
     func hundredSockets() async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let logger = InMemoryLogger()
         let pool = pool(logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -194,7 +202,7 @@ struct WebSocketNIOTests {
 
     @Test("close codes both ways: the server's 1000 ends the messages, its 4001 fails them with the code and reason")
     func closeCodes() async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let pool = pool()
         let normal = try await pool.webSocket(SocketEndpoint(url: peers.real("/close/1000")))
         try await normal.send("bye")
@@ -216,7 +224,7 @@ struct WebSocketNIOTests {
 
     @Test("the subprotocol the server picks among those offered")
     func subprotocol() async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let socket = try await pool().webSocket(
             SocketEndpoint(url: peers.real("/protocol")), options: .init(subprotocols: ["chat.v1", "chat.v2"]))
         #expect(socket.subprotocol == "chat.v2")
@@ -225,7 +233,7 @@ struct WebSocketNIOTests {
 
     @Test("an opening answered 401 renews the credential once and opens; without the interceptor it fails as 401")
     func authentication() async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let authenticator = TokenAuthenticator()
         let auth = AuthenticationInterceptor(authenticator: authenticator, credential: "stale")
         let socket = try await pool(interceptors: [auth]).webSocket(SocketEndpoint(url: peers.real("/auth")))
@@ -251,7 +259,7 @@ struct WebSocketNIOTests {
             ("/fragmented-ping", 1002), ("/bad-continuation", 1002), ("/bad-close-code", 1002),
         ])
     func hostileFrames(_ path: String, code: UInt16) async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let pool = pool()
         let socket = try await pool.webSocket(SocketEndpoint(url: peers.hostile(path)))
         do {
@@ -272,7 +280,7 @@ struct WebSocketNIOTests {
         "a message past the limit closes with 1009 and fails as too large: one of 4,000 bytes in two fragments, and one compressed into 1 KB that inflates to 1 MB (the limit holds for the inflated size)",
         arguments: [("/huge", 3_000), ("/deflate-bomb", 100_000)])
     func tooLarge(_ path: String, limit: Int) async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let socket = try await pool().webSocket(
             SocketEndpoint(url: peers.hostile(path)), options: .init(maximumMessageBytes: limit))
         do {
@@ -295,7 +303,7 @@ struct WebSocketNIOTests {
             ),
         ])
     func deflate(_ compression: WebSocketCompression, offer: String, keepsContext: Bool) async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let socket = try await pool().webSocket(
             SocketEndpoint(url: peers.hostile("/deflate")), options: .init(compression: compression))
         var iterator = socket.makeAsyncIterator()
@@ -324,7 +332,7 @@ struct WebSocketNIOTests {
 
     @Test("an extension the client did not offer fails the opening: another one, or compression when none was offered")
     func unofferedExtensions() async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let pool = pool()
         for (path, compression) in [("/deflate-unoffered", WebSocketCompression()), ("/deflate", nil)] {
             do {
@@ -342,7 +350,7 @@ struct WebSocketNIOTests {
 
     @Test("with compression off, nothing is offered and messages go plain (the server fails a frame marked compressed)")
     func uncompressed() async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let socket = try await pool().webSocket(
             SocketEndpoint(url: peers.real("/echo")), options: .init(compression: nil))
         try await socket.send("plain")
@@ -355,7 +363,7 @@ struct WebSocketNIOTests {
         "with a reconnection policy, a socket dropped twice opens again each time: one sequence of messages, each reconnection logged, then a normal close"
     )
     func reconnects() async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let logger = InMemoryLogger()
         let pool = pool(logger: logger)
         let socket = try await pool.webSocket(
@@ -382,7 +390,7 @@ struct WebSocketNIOTests {
 
     @Test("without a reconnection policy, or after the server's normal close, a socket does not open again")
     func noReconnection() async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let logger = InMemoryLogger()
         let pool = pool(logger: logger)
         let dropped = try await pool.webSocket(SocketEndpoint(url: peers.hostile("/drop")))
@@ -399,7 +407,7 @@ struct WebSocketNIOTests {
 
     @Test("a connection dropped without a close frame: the messages before it, then an abnormal closure")
     func dropped() async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let socket = try await pool().webSocket(SocketEndpoint(url: peers.hostile("/drop")))
         var iterator = socket.makeAsyncIterator()
         #expect(try await iterator.next() == .text("last"))
@@ -420,7 +428,7 @@ struct WebSocketNIOTests {
         "the 101, two messages and the connection's end read at once: both messages are read, then an abnormal closure (20 rounds)"
     )
     func burst() async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let pool = pool()
         for round in 0..<20 {
             let socket = try await pool.webSocket(SocketEndpoint(url: peers.hostile("/burst")))
@@ -445,7 +453,7 @@ struct WebSocketNIOTests {
         "a server that reads nothing: sends return until the connection is full, then one waits and fails after the send timeout, withdrawn; the socket stays open"
     )
     func sendTimeout() async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let pool = pool()
         let socket = try await pool.webSocket(
             SocketEndpoint(url: peers.hostile("/no-read")), id: "slow",
@@ -485,7 +493,7 @@ struct WebSocketNIOTests {
     func secure() async throws {
         let credentials = try await SelfSignedCertificate.make()
         defer { credentials.remove() }
-        let peers = try WebSocketPeers(tls: credentials)
+        let peers = try await WebSocketPeers(tls: credentials)
         let port = try #require(peers.secure)
         var trusting = TLSConfiguration.makeClientConfiguration()
         trusting.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(credentials.certificate.path))
@@ -521,7 +529,7 @@ struct WebSocketNIOTests {
 
     @Test("a server that stops answering: the keep-alive's ping finds no pong, and the socket fails")
     func stalled() async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let socket = try await pool().webSocket(
             SocketEndpoint(url: peers.hostile("/stall")), options: .init(pingInterval: 0.2, pongTimeout: 0.3))
         do {
@@ -534,7 +542,7 @@ struct WebSocketNIOTests {
 
     @Test("openings that never become a socket: no answer (the timeout), a wrong accept key, a 200, an ftp URL")
     func failedOpenings() async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let pool = pool()
         do {
             _ = try await pool.webSocket(SocketEndpoint(url: "ftp://127.0.0.1:\(peers.hostile)/x"))
@@ -573,7 +581,7 @@ struct WebSocketNIOTests {
         "cancel at each point of the opening (connecting, the request out, the 101 on its way, just open): one end each, cancelled unless it opened first, nothing left",
         arguments: [0, 200, 1_000, 3_000, 10_000])
     func cancelWhileOpening(afterMicroseconds delay: Int) async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let logger = InMemoryLogger()
         let pool = pool(logger: logger)
         for (round, url) in [peers.hostile("/silent"), peers.real("/echo")].enumerated() {
@@ -603,7 +611,7 @@ struct WebSocketNIOTests {
 
     @Test("cancel by id ends an open socket at once, cancelled, once; the connection closes")
     func cancelByID() async throws {
-        let peers = try WebSocketPeers()
+        let peers = try await WebSocketPeers()
         let logger = InMemoryLogger()
         let pool = pool(logger: logger)
         let socket = try await pool.webSocket(SocketEndpoint(url: peers.real("/echo")), id: "live")
