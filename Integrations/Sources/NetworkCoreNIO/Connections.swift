@@ -70,7 +70,7 @@ final class ConnectionPool: Sendable {
 
     private let state = NIOLockedValueBox(State())
     private let configuration: NIOTransport.Configuration
-    private let group: any EventLoopGroup
+    let group: any EventLoopGroup
 
     init(configuration: NIOTransport.Configuration, group: any EventLoopGroup) {
         self.configuration = configuration
@@ -122,7 +122,9 @@ final class ConnectionPool: Sendable {
             case .wait(let made):
                 try await value(of: made)
             case .probe(let promise):
-                Task { await self.probe(Probe(origin: origin, pins: pins), timeout: timeout, settling: promise) }
+                _ = group.task {
+                    await self.probe(Probe(origin: origin, pins: pins), timeout: timeout, settling: promise)
+                }
                 try await value(of: promise.futureResult)
             }
         }

@@ -129,12 +129,13 @@ public final class NIOTransport: Transport {
         return pins
     }
 
-    /// Starts `request` in a Swift task of its own; its head and body chunks are reported from the
-    /// connection's event loop, its end from that task.
+    /// Starts `request` in a Swift task of its own, which runs on the transport's event loops (where the
+    /// platform has task executors: macOS 15, iOS 18 and later, and Linux); its head and body chunks are
+    /// reported from the connection's event loop, its end from that task.
     public func start(_ request: URLRequest, body: RequestBody, events: TransportEvents) -> any TransportControl {
         let transfer = Transfer()
         transfer.attach(
-            Task { [self] in
+            connections.group.task { [self] in
                 do {
                     try await run(request, body: body, events: events, transfer: transfer)
                 } catch {

@@ -21,7 +21,7 @@ extension NIOTransport {
     ) -> any WebSocketConnection {
         let socket = SocketConnection(options: options, events: events)
         socket.transfer.attach(
-            Task { [self] in
+            connections.group.task { [self] in
                 do {
                     try await open(request, socket: socket)
                 } catch {
