@@ -3,6 +3,8 @@ import NetworkCore
 extension TransportUnderTest {
     /// The root package runs the shared integration suite over URLSession.
     static let all = [urlSession(.withLength)]
+    /// The transports the suites against httpbin run over: the same.
+    static let httpbin = all
     /// The transports the shared faulty load runs over: none here, where ReliabilityTests runs a larger one
     /// over URLSession and measures memory with it.
     static let faultLoad: [TransportUnderTest] = []

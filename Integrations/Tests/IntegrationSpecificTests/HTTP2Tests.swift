@@ -28,7 +28,8 @@ final class NginxHTTP2: @unchecked Sendable {  // immutable once started
     private let process: Process
 
     init(requestsPerConnection: Int = 100_000, bigFileBytes: Int = 0, streams: Int = 128) async throws {
-        certificate = try await SelfSignedCertificate.make()
+        // RSA: the pinning test pins an RSA certificate's key.
+        certificate = try await SelfSignedCertificate.make(rsa: true)
         prefix = FileManager.default.temporaryDirectory.appendingPathComponent("nc-nginx-\(UUID().uuidString)")
         let www = prefix.appendingPathComponent("www")
         for folder in ["www/upload", "body", "logs"] {

@@ -30,7 +30,7 @@ struct HTTPBinMultipartTests {
 
     @Test(
         "httpbin echoes the fields and files of a streamed form exactly, and no spool file is left",
-        arguments: TransportUnderTest.all)
+        arguments: TransportUnderTest.httpbin)
     func echoesStreamedForm(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool(.init(requestTimeout: 30))
         let scratch = try ScratchDirectory()
@@ -54,7 +54,7 @@ struct HTTPBinMultipartTests {
         #expect(await eventually { spoolFiles() == before })
     }
 
-    @Test("httpbin echoes a form in memory", arguments: TransportUnderTest.all)
+    @Test("httpbin echoes a form in memory", arguments: TransportUnderTest.httpbin)
     func echoesInMemoryForm(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool(.init(requestTimeout: 30))
         let echo = try await pool.send(

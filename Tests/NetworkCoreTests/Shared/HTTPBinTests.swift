@@ -115,7 +115,7 @@ struct HTTPBinTests {
         }
     }
 
-    @Test("GET echoes every query value exactly as sent", arguments: TransportUnderTest.all)
+    @Test("GET echoes every query value exactly as sent", arguments: TransportUnderTest.httpbin)
     func queryEcho(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool()
         let parameters: Parameters = ["q": "a b&c=d+e/f?", "name": "Amélie 東京", "ids": [1, 2], "adult": false]
@@ -126,7 +126,7 @@ struct HTTPBinTests {
         #expect(echo.args?["adult"] == .one("false"))
     }
 
-    @Test("POST JSON is echoed as JSON", arguments: TransportUnderTest.all)
+    @Test("POST JSON is echoed as JSON", arguments: TransportUnderTest.httpbin)
     func postJSON(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool()
         let echo = try await pool.send(
@@ -138,7 +138,7 @@ struct HTTPBinTests {
         #expect(echo.headers?["Content-Type"] == "application/json")
     }
 
-    @Test("POST form is echoed as form fields", arguments: TransportUnderTest.all)
+    @Test("POST form is echoed as form fields", arguments: TransportUnderTest.httpbin)
     func postForm(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool()
         let echo = try await pool.send(
@@ -148,7 +148,7 @@ struct HTTPBinTests {
         #expect(echo.headers?["Content-Type"]?.hasPrefix("application/x-www-form-urlencoded") == true)
     }
 
-    @Test("the pool's default headers reach the server", arguments: TransportUnderTest.all)
+    @Test("the pool's default headers reach the server", arguments: TransportUnderTest.httpbin)
     func defaultHeaders(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool()
         let echo = try await pool.send(HTTPBinEndpoint.headers, parser: DecodableParser<Echo>())
@@ -156,7 +156,7 @@ struct HTTPBinTests {
         #expect(echo.headers?["Accept"] == "application/json")
     }
 
-    @Test("/status/503 is an HTTP error with status 503", arguments: TransportUnderTest.all)
+    @Test("/status/503 is an HTTP error with status 503", arguments: TransportUnderTest.httpbin)
     func status503(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool()
         do {
@@ -176,7 +176,7 @@ struct HTTPBinTests {
     /// `PoolStateAttemptTests`); this is the check over each transport and a real server, by the pool's clock.
     @Test(
         "/delay/3 cancelled by id ends as cancelled, long before the server answers",
-        arguments: TransportUnderTest.all)
+        arguments: TransportUnderTest.httpbin)
     func cancelDelay(_ transport: TransportUnderTest) async throws {
         let logger = InMemoryLogger()
         let pool = transport.pool(.init(logger: logger))
@@ -190,7 +190,7 @@ struct HTTPBinTests {
         #expect(ended < 1, "ended after \(ended) s")
     }
 
-    @Test("a 1 s request timeout on /delay/3 is a timeout error", arguments: TransportUnderTest.all)
+    @Test("a 1 s request timeout on /delay/3 is a timeout error", arguments: TransportUnderTest.httpbin)
     func timeout(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool()
         // A timeout, not the answer the server sends at 3 s: the timer fired first. (When the caller resumes
@@ -205,7 +205,7 @@ struct HTTPBinTests {
         }
     }
 
-    @Test("/redirect/3 is followed to /get", arguments: TransportUnderTest.all)
+    @Test("/redirect/3 is followed to /get", arguments: TransportUnderTest.httpbin)
     func redirects(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool()
         let response = try await pool.send(HTTPBinEndpoint.redirect(times: 3))
@@ -213,14 +213,14 @@ struct HTTPBinTests {
         #expect(response.url?.path == "/get")
     }
 
-    @Test("/gzip is decoded", arguments: TransportUnderTest.all)
+    @Test("/gzip is decoded", arguments: TransportUnderTest.httpbin)
     func gzip(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool()
         let echo = try await pool.send(HTTPBinEndpoint.gzip, parser: DecodableParser<Echo>())
         #expect(echo.gzipped == true)
     }
 
-    @Test("/bearer is 401 without a token and 200 with one", arguments: TransportUnderTest.all)
+    @Test("/bearer is 401 without a token and 200 with one", arguments: TransportUnderTest.httpbin)
     func bearer(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool()
         do {
@@ -232,7 +232,7 @@ struct HTTPBinTests {
         #expect(try await pool.send(HTTPBinEndpoint.bearer(token: "abc")).statusCode == 200)
     }
 
-    @Test("100 concurrent sends give 100 results and leave no active task", arguments: TransportUnderTest.all)
+    @Test("100 concurrent sends give 100 results and leave no active task", arguments: TransportUnderTest.httpbin)
     func concurrent(_ transport: TransportUnderTest) async throws {
         // With the retry policy an app would have: what this checks is that each send gets its own answer
         // once and leaves the table. A transient failure of the machine (seen once in CI's ThreadSanitizer

@@ -47,7 +47,7 @@ enum TransferEndpoint: Endpoint {
 struct HTTPBinTransferTests {
     @Test(
         "a download is written to its file as it arrives, and nothing else is left in the directory",
-        arguments: TransportUnderTest.all)
+        arguments: TransportUnderTest.httpbin)
     func download(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool()
         let scratch = try ScratchDirectory()
@@ -64,7 +64,7 @@ struct HTTPBinTransferTests {
 
     @Test(
         "a download's progress climbs to the whole length, the last value told before the call returns",
-        arguments: TransportUnderTest.all)
+        arguments: TransportUnderTest.httpbin)
     func downloadProgress(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool()
         let scratch = try ScratchDirectory()
@@ -101,7 +101,7 @@ struct HTTPBinTransferTests {
         #expect(values.last.map { $0.bytesReceived > 1_000_000 } == true)  // httpbin echoes the body
     }
 
-    @Test("a download replaces a file that was there", arguments: TransportUnderTest.all)
+    @Test("a download replaces a file that was there", arguments: TransportUnderTest.httpbin)
     func downloadReplaces(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool()
         let scratch = try ScratchDirectory()
@@ -114,7 +114,8 @@ struct HTTPBinTransferTests {
     }
 
     @Test(
-        "an error status is not written: the task fails with it, and no file is left", arguments: TransportUnderTest.all
+        "an error status is not written: the task fails with it, and no file is left",
+        arguments: TransportUnderTest.httpbin
     )
     func downloadErrorStatus(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool()
@@ -132,7 +133,8 @@ struct HTTPBinTransferTests {
     }
 
     @Test(
-        "a stream's lines arrive as httpbin sends them: /stream/5 is five JSON lines", arguments: TransportUnderTest.all
+        "a stream's lines arrive as httpbin sends them: /stream/5 is five JSON lines",
+        arguments: TransportUnderTest.httpbin
     )
     func streamLines(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool()
@@ -150,7 +152,7 @@ struct HTTPBinTransferTests {
 
     @Test(
         "a dripped body arrives in more than one chunk, every byte once, its first byte timed before its end",
-        arguments: TransportUnderTest.all)
+        arguments: TransportUnderTest.httpbin)
     func drip(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool()
         let stream = try await pool.stream(TransferEndpoint.drip(bytes: 8, seconds: 0.8))
@@ -169,7 +171,9 @@ struct HTTPBinTransferTests {
         #expect(try #require(attempt.firstByte) < attempt.end)
     }
 
-    @Test("a stream whose status is not accepted throws it, with the server's body", arguments: TransportUnderTest.all)
+    @Test(
+        "a stream whose status is not accepted throws it, with the server's body", arguments: TransportUnderTest.httpbin
+    )
     func streamErrorStatus(_ transport: TransportUnderTest) async throws {
         let pool = transport.pool()
         do {
