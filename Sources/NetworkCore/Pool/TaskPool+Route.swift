@@ -299,9 +299,7 @@ extension TaskPool {
             case .failure: (nil, nil)
             }
         // A task that makes no other attempt gives its slot back now: the next waiting task begins here.
-        let plan = receiver.task.plan
-        let freesSlot =
-            plan.delivery == nil && (plan.retriers.isEmpty || receiver.attempt >= configuration.maximumAttempts)
+        let freesSlot = receiver.task.plan.delivery == nil && !mayRetry(receiver.task, after: receiver.attempt)
         let answered = mutate { state, effects in
             state.transferEnded(
                 receiver.task.key, attempt: receiver.attempt, hop: receiver.hop, received: received, status: status,
@@ -395,17 +393,20 @@ extension TaskPool {
     /// The failure to ask the interceptors about, when they may send the task again; `nil` when the
     /// outcome is final. An event stream that ends is a connection to open again, if they retry.
     private func retryable(_ outcome: Outcome, of task: DataTask, attempt: Int) -> NetworkError? {
-        guard !task.plan.retriers.isEmpty, attempt < configuration.maximumAttempts,
-            task.plan.delivery?.allowsRetry ?? true
-        else {
-            return nil
-        }
+        guard mayRetry(task, after: attempt) else { return nil }
         switch outcome {
         case .success(let response) where task.plan.delivery?.reconnects == true && response.statusCode != 204:
             return .transport(URLError(.networkConnectionLost))
         case .success, .failure(.cancelled): return nil
         case .failure(let error): return error
         }
+    }
+
+    /// Whether the interceptors may be asked to send `task` again after `attempt`: it has retriers, attempts
+    /// left, and a delivery that allows it.
+    private func mayRetry(_ task: DataTask, after attempt: Int) -> Bool {
+        !task.plan.retriers.isEmpty && attempt < configuration.maximumAttempts
+            && (task.plan.delivery?.allowsRetry ?? true)
     }
 
     /// The kind opens the task's transfer again by its own policy (a socket's reconnection) after `wait`:
