@@ -10,8 +10,8 @@
 // Prints one line of counts and exits 0 when every send ended exactly once and no task is left; 1 otherwise.
 // `upload` and `upload-chunked` cancel file uploads of 4 MiB (with `Content-Length`, or chunked) while the
 // body is being sent: FoundationNetworking's own file upload trapped then ("libcurl.Easy Code=43").
-// Five more ways test other things in a process of their own: `dequeue`, `cache-crash`, `ipv6`,
-// `unsafe-continuation` and `stream-pause` (below).
+// Six more ways test other things in a process of their own: `dequeue`, `cache-crash`, `ipv6`,
+// `unsafe-continuation`, `stream-pause` and `connectivity` (below).
 import Foundation
 import NetworkCore
 import NetworkCoreTesting
@@ -82,7 +82,7 @@ let arguments = CommandLine.arguments
 guard arguments.count == 3, let count = Int(arguments[2]), count > 0 else {
     FileHandle.standardError.write(
         Data(
-            "usage: cancel-probe task|id|replace|deadline|all|retry|retry-after|upload|upload-chunked|dequeue|cache-crash|ipv6|unsafe-continuation COUNT\n"
+            "usage: cancel-probe task|id|replace|deadline|all|retry|retry-after|upload|upload-chunked|dequeue|cache-crash|ipv6|unsafe-continuation|stream-pause|connectivity COUNT\n"
                 .utf8)
     )
     exit(2)
@@ -114,6 +114,70 @@ if way == "cache-crash" {
     }
     usleep(UInt32.random(in: 0..<3_000))
     kill(getpid(), SIGKILL)
+}
+if way == "connectivity" {
+    // Not a cancel: run inside a network namespace whose one link, $NETWORKCORE_CONNECTIVITY_LINK, is up with an
+    // address (`ConnectivityTests`). A `SystemConnectivity` must say online; the link taken down, offline, and
+    // a pool following it holds COUNT sends (phase "waiting for network"); the link up again, online, and the
+    // sends run. Prints what the monitor said, in order, and the sends' count; exits 0 when all is as said.
+    // Spawned and waited for directly: Foundation's `Process.waitUntilExit()` never returned here once the
+    // command had ended (the top-level code holds the main thread, whose run loop it waits on).
+    func ip(_ arguments: String...) {
+        let argv = (["ip"] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid: pid_t = 0
+        guard posix_spawnp(&pid, "ip", nil, nil, argv, environ) == 0 else { return }
+        var status: Int32 = 0
+        _ = waitpid(pid, &status, 0)
+    }
+    /// Waits up to 10 s for the monitor to say `expected`.
+    func reaches(_ expected: Connectivity, _ monitor: SystemConnectivity) -> Bool {
+        for _ in 0..<1_000 where monitor.connectivity != expected { usleep(10_000) }
+        return monitor.connectivity == expected
+    }
+    final class Guarded<Value>: @unchecked Sendable {  // `lock` guards `value`.
+        private let lock = NSLock()
+        private var value: Value
+        init(_ value: Value) { self.value = value }
+        func withLock<T>(_ body: (inout Value) -> T) -> T {
+            lock.lock()
+            defer { lock.unlock() }
+            return body(&value)
+        }
+    }
+    guard let link = ProcessInfo.processInfo.environment["NETWORKCORE_CONNECTIVITY_LINK"] else { exit(2) }
+    let monitor = SystemConnectivity()
+    let said = Guarded<[Connectivity]>([monitor.connectivity])
+    let observation = monitor.observe { change in said.withLock { $0.append(change) } }
+    let sent = Guarded(0)
+    let pool = TaskPool(
+        configuration: .init(
+            transport: StubTransport { _, _ in
+                sent.withLock { $0 += 1 }
+                return .json("{}")
+            }, connectivity: monitor))
+    var failures: [String] = []
+    if monitor.connectivity != .online { failures.append("not online at first") }
+    ip("link", "set", "dev", link, "down")
+    if !reaches(.offline, monitor) { failures.append("not offline with the link down") }
+    let ended = Guarded(0)
+    for index in 0..<count {
+        pool.send(Get(baseURL: "http://10.0.0.1", path: "c\(index)"), id: "c\(index)") { result in
+            if case .success = result { ended.withLock { $0 += 1 } }
+        }
+    }
+    let waiting = pool.activeTasks.filter { $0.phase == .waitingForNetwork }.count
+    if waiting != count || sent.withLock({ $0 }) != 0 { failures.append("\(waiting) waiting for network") }
+    ip("link", "set", "dev", link, "up")
+    if !reaches(.online, monitor) { failures.append("not online with the link up") }
+    for _ in 0..<1_000 where ended.withLock({ $0 }) < count { usleep(10_000) }
+    observation.cancel()
+    monitor.stop()
+    let changes = said.withLock { $0 }.map(\.description).joined(separator: " ")
+    print("connectivity=\(changes) waiting=\(waiting) sent=\(sent.withLock { $0 }) ended=\(ended.withLock { $0 })")
+    if ended.withLock({ $0 }) != count { failures.append("\(ended.withLock { $0 }) of \(count) ended") }
+    if !failures.isEmpty { FileHandle.standardError.write(Data((failures.joined(separator: "; ") + "\n").utf8)) }
+    exit(failures.isEmpty ? 0 : 1)
 }
 if way == "unsafe-continuation" {
     // Not the pool: `withUnsafeContinuation` alone, its continuation handed to another thread under a lock and

@@ -235,7 +235,7 @@ struct ObservabilityTests {
         let output = lines.withLock { $0 }
         #expect(output.count == 1)
         #expect(output.first?.hasPrefix("[NetworkCore] failed    404") == true)
-        #expect(TaskEvent.Kind.allCases.count == 10)
+        #expect(TaskEvent.Kind.allCases.count == 11)
         #expect(TaskEvent.Level.debug < .info && TaskEvent.Level.info < .warning && TaskEvent.Level.warning < .error)
     }
 

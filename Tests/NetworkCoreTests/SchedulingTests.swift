@@ -125,6 +125,62 @@ struct SchedulerTests {
         #expect(scheduler.queuedCount == 0)
     }
 
+    /// One step of a table of pausing and the network: a task sent (a socket takes no slot), a slot freed, the
+    /// app's pause and resume, the network gone and back.
+    enum HoldStep {
+        case admit(String)
+        case socket(String)
+        case release
+        case pause
+        case resume
+        case offline
+        case online
+    }
+
+    @Test(
+        "offline holds the queue as a pause does, each hold released on its own: tasks start only when the pool is neither paused nor offline, sockets first",
+        arguments: [
+            // Offline: nothing starts, not even a freed slot's next task; back online, the waiting ones start.
+            [
+                (HoldStep.admit("a"), ["a"]), (.offline, []), (.admit("b"), []), (.socket("s"), []),
+                (.admit("c"), []), (.release, []), (.online, ["s", "b", "c"]), (.admit("d"), []),
+                (.release, ["d"]),
+            ],
+            // Paused and offline: the network back starts nothing while paused; the resume does.
+            [
+                (HoldStep.pause, []), (.admit("a"), []), (.offline, []), (.admit("b"), []), (.online, []),
+                (.offline, []), (.resume, []), (.socket("s"), []), (.online, ["s", "a", "b"]),
+            ],
+            // Resumed while offline: nothing until the network; gone twice, back once.
+            [
+                (HoldStep.offline, []), (.offline, []), (.pause, []), (.admit("a"), []), (.resume, []),
+                (.online, ["a"]), (.online, []), (.admit("b"), ["b"]), (.socket("s"), ["s"]),
+            ],
+        ] as [[(HoldStep, [String])]])
+    func offlineAndPause(_ steps: [(HoldStep, [String])]) {
+        // Two slots, one host.
+        var scheduler = Scheduler<Job>(maximumTotal: 2, maximumPerHost: 2)
+        for (index, (step, expected)) in steps.enumerated() {
+            var started: [Job] = []
+            switch step {
+            case .admit(let name):
+                let job = Job(name)
+                if scheduler.admit(job, host: "h", priority: .normal) { started = [job] }
+            case .socket(let name):
+                let job = Job(name)
+                if scheduler.admitWithoutSlot(job) { started = [job] }
+            case .release: started = scheduler.release(host: "h")
+            case .pause: scheduler.pause()
+            case .resume: started = scheduler.resume()
+            case .offline: started = scheduler.setOffline(true)
+            case .online: started = scheduler.setOffline(false)
+            }
+            #expect(started.map(\.name) == expected, "step \(index): \(step)")
+        }
+        #expect(scheduler.queuedCount == 0)
+        #expect(!scheduler.isHolding)
+    }
+
     @Test("a task whose host is full waits while a later one of another host starts")
     func hostsDoNotBlockEachOther() {
         var scheduler = Scheduler<Job>(maximumTotal: 10, maximumPerHost: 1)
@@ -387,6 +443,90 @@ struct SchedulingTests {
         #expect(server.peakConcurrency <= 6)
         #expect(pool.activeTasks.isEmpty && pool.queuedCount == 0)
         #expect(logger.count(.started) == 19 && logger.count(.queued) == 20 && logger.count(.cancelled) == 1)
+    }
+
+    @Test(
+        "offline, the pool sends nothing: 100 sends wait as waiting for network, a deadline ends one there; back online, each other send reaches the server once"
+    )
+    func waitsForNetwork() async throws {
+        let server = try ConcurrencyServer(hold: 0.001)
+        defer { server.stop() }
+        let logger = InMemoryLogger()
+        let network = ManualConnectivity(.offline)
+        let inspector = PoolInspector()
+        let pool = TaskPool(configuration: .init(logger: logger, inspector: inspector, connectivity: network))
+        #expect(pool.isWaitingForNetwork)
+        let outcomes = Locked<[String: [Bool]]>([:])
+        let ended = Tally()
+        for index in 0..<100 {
+            pool.send(TestEndpoint(baseURL: server.baseURL, path: "w\(index)"), id: "w\(index)") { result in
+                outcomes.withLock { $0["w\(index)", default: []].append((try? result.get()) != nil) }
+                ended.increment()
+            }
+        }
+        struct Brief: Endpoint {
+            let baseURL: String
+            var path: String { "brief" }
+            var resourceTimeout: TimeInterval? { 0.2 }
+        }
+        do {
+            _ = try await pool.send(Brief(baseURL: server.baseURL), id: "brief")
+            Issue.record("answered while offline")
+        } catch {
+            guard case .deadlineExceeded(let seconds) = error else { Issue.record("\(error)"); return }
+            #expect(seconds == 0.2)
+        }
+        // Nothing reached the transport; the table and the events say why the sends wait.
+        #expect(server.requestOrder.isEmpty && pool.queuedCount == 100 && pool.activeTasks.count == 100)
+        #expect(pool.task(id: "w5")?.phase == .waitingForNetwork)
+        #expect(pool.activeTaskSnapshots.first { $0.id == "w5" }?.phase == "waiting for network")
+        #expect(pool.debugDescription.contains("waiting for network"))
+        let inspection = inspector.inspection
+        #expect(inspection.isWaitingForNetwork && !inspection.isPaused)
+        let inspected = inspection.active.first { $0.id == "w5" }
+        #expect(inspected?.state == .queued && inspected?.phase == "waiting for network")
+        #expect(logger.count(.waitingForNetwork) == 101 && logger.count(.queued) == 0 && logger.count(.started) == 0)
+        // A change that is no change (still offline, or constrained after online) starts nothing twice.
+        network.set(.offline)
+        #expect(server.requestOrder.isEmpty)
+        network.set(.constrained)
+        #expect(!pool.isWaitingForNetwork)
+        network.set(.online)
+        #expect(!inspector.inspection.isWaitingForNetwork)
+        await ended.reaches(100)
+        let results = outcomes.withLock { $0 }
+        #expect(results.count == 100 && results.values.allSatisfy { $0 == [true] })
+        #expect(server.requestOrder.count == 100 && Set(server.requestOrder).count == 100)
+        #expect(!server.requestOrder.contains("brief"))
+        #expect(pool.activeTasks.isEmpty && pool.queuedCount == 0)
+        // The pool follows the monitor, not its own guess: gone again, a new send waits.
+        network.set(.offline)
+        pool.send(TestEndpoint(baseURL: server.baseURL, path: "later"), id: "later") { _ in ended.increment() }
+        #expect(pool.task(id: "later")?.phase == .waitingForNetwork)
+        #expect(pool.cancel(id: "later"))
+        await ended.reaches(101)
+        #expect(server.requestOrder.count == 100)
+    }
+
+    @Test(
+        "a monitor's changes: each once, in order, to every observer until it is cancelled; the sequence starts with the value now"
+    )
+    func manualConnectivity() async throws {
+        let network = ManualConnectivity()
+        let seen = Locked<[Connectivity]>([])
+        let observation = network.observe { change in seen.withLock { $0.append(change) } }
+        for change in [Connectivity.offline, .offline, .online, .constrained, .constrained, .offline] {
+            network.set(change)
+        }
+        #expect(seen.withLock { $0 } == [.offline, .online, .constrained, .offline])
+        observation.cancel()
+        network.set(.online)
+        #expect(seen.withLock { $0 }.count == 4)
+        var changes = network.changes.makeAsyncIterator()
+        #expect(await changes.next() == .online)
+        network.set(.offline)
+        #expect(await changes.next() == .offline)
+        #expect(Connectivity.allCases.filter(\.isReachable) == [.online, .constrained])
     }
 
     @Test("a paused pool let go of cancels its waiting tasks: every caller hears, none hangs")

@@ -28,6 +28,8 @@ final class FeedWriter: Sendable {
         out.number(inspection.takenAt.timeIntervalSince1970 * 1000)
         out.append(#","isPaused":"#)
         out.append(inspection.isPaused ? "true" : "false")
+        out.append(#","isWaitingForNetwork":"#)
+        out.append(inspection.isWaitingForNetwork ? "true" : "false")
         out.append(#","endedCount":"#)
         out.integer(inspection.endedCount)
         out.append(#","active":["#)

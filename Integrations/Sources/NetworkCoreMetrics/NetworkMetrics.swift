@@ -48,7 +48,7 @@ public struct NetworkMetrics: NetworkLogger {
         let service = ("service", event.service.isEmpty ? "unknown" : event.service)
         let method = ("method", event.method)
         switch event.kind {
-        case .queued:
+        case .queued, .waitingForNetwork:
             waiting.insert(event.taskID)
             meter("tasks_queued", [service]).increment()
         case .started:

@@ -113,7 +113,7 @@ public final class RequestTracing: RequestInterceptor, NetworkLogger, @unchecked
     /// Ends the attempt's span when the attempt is retried, and both spans when the task ends.
     public func log(_ event: TaskEvent) {
         switch event.kind {
-        case .queued, .started, .stalled, .credentialRefreshed, .reconnected:
+        case .queued, .waitingForNetwork, .started, .stalled, .credentialRefreshed, .reconnected:
             if event.kind == .stalled || event.kind == .reconnected {
                 locked { open[event.taskID]?.latestAttempt }?.addEvent(SpanEvent(name: event.kind.rawValue))
             }

@@ -12,7 +12,7 @@ import Foundation
 public struct InspectedTask: Hashable, Sendable, Codable {
     /// Where the task is in its life.
     public enum State: String, Hashable, Sendable, Codable {
-        /// Waiting for a slot in the pool's queue.
+        /// Waiting in the pool's queue: for a slot, or for the network (its phase says which).
         case queued
         /// Sending, waiting for or receiving its answer, or waiting between attempts.
         case running

@@ -21,6 +21,9 @@ public struct TaskEvent: Sendable {
         /// The task was registered but waits for a slot: the pool's limits are reached, or it is paused
         /// (see ``TaskPool/Configuration/maximumConcurrentTasks``). ``started`` follows when it runs.
         case queued
+        /// The task was registered while the network is gone (``TaskPool/Configuration/connectivity``): it
+        /// waits for it in the queue. ``started`` follows when the network is back and it runs.
+        case waitingForNetwork
         /// The task was registered (or left the queue) and its request is being prepared.
         case started
         /// The server redirected; ``TaskEvent/redirectURL`` says where.
@@ -135,7 +138,7 @@ public struct TaskEvent: Sendable {
     /// credential renewals; warning for retries and stalls; error for failures.
     public var level: Level {
         switch kind {
-        case .queued, .started, .redirected: .debug
+        case .queued, .waitingForNetwork, .started, .redirected: .debug
         case .finished, .cancelled, .reconnected, .credentialRefreshed: .info
         case .retrying, .stalled: .warning
         case .failed: .error

@@ -7,6 +7,8 @@ public struct PoolInspection: Hashable, Sendable, Codable {
     public let takenAt: Date
     /// Whether a pool is paused (``TaskPool/pause()``).
     public let isPaused: Bool
+    /// Whether a pool waits for the network (``TaskPool/isWaitingForNetwork``).
+    public let isWaitingForNetwork: Bool
     /// Running and waiting tasks, oldest first.
     public let active: [InspectedTask]
     /// Ended tasks, newest first, at most the inspector's ``PoolInspector/historyLimit``.

@@ -120,13 +120,16 @@ public final class PoolInspector: NetworkLogger, @unchecked Sendable {
         let pools = livePools
         var active: [InspectedTask] = []
         var paused = false
+        var offline = false
         for pool in pools {
             paused = paused || pool.isPaused
+            offline = offline || pool.isWaitingForNetwork
             for (task, place) in pool.tasksInOrder() { active.append(inspect(task, queuePosition: place)) }
         }
         let (records, ended) = lock.withLock { (orderedHistory(), endedCount) }
         return PoolInspection(
-            takenAt: Date(), isPaused: paused, active: active, recent: records.reversed().map(summary),
+            takenAt: Date(), isPaused: paused, isWaitingForNetwork: offline, active: active,
+            recent: records.reversed().map(summary),
             endedCount: ended)
     }
 
@@ -182,12 +185,17 @@ public final class PoolInspector: NetworkLogger, @unchecked Sendable {
         history.count < historyLimit ? history : Array(history[next...] + history[..<next])
     }
 
+    /// The phases of a task in the pool's queue.
+    private static let waitingPhases: Set = [
+        DataTask.Phase.queued.description, DataTask.Phase.waitingForNetwork.description,
+    ]
+
     private func inspect(_ task: DataTask, queuePosition: Int?) -> InspectedTask {
         let snapshot = task.snapshot
         let marks = lock.withLock { self.marks[task.id] } ?? []
         var inspected = InspectedTask(
             id: task.id, service: task.service, method: task.method, url: snapshot.url,
-            state: snapshot.phase == DataTask.Phase.queued.description ? .queued : .running, phase: snapshot.phase,
+            state: Self.waitingPhases.contains(snapshot.phase) ? .queued : .running, phase: snapshot.phase,
             queuePosition: queuePosition, statusCode: nil, source: nil, error: nil, attempts: snapshot.attempt,
             elapsed: snapshot.elapsed, timings: task.timings, progress: snapshot.progress, marks: marks, details: nil)
         inspected.socket = snapshot.socket

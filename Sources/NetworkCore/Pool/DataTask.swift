@@ -31,6 +31,9 @@ public final class DataTask: @unchecked Sendable {
         case waitingForCredential
         /// Waiting for a slot: the pool's limits are reached, or it is paused.
         case queued
+        /// Waiting for the network: the pool's ``TaskPool/Configuration/connectivity`` monitor says it is
+        /// gone. The task starts when it is back; its deadline runs meanwhile.
+        case waitingForNetwork
         /// Sent; no byte of the answer yet.
         case sending
         /// Body bytes are arriving.
@@ -44,6 +47,7 @@ public final class DataTask: @unchecked Sendable {
         public var description: String {
             switch self {
             case .queued: "queued"
+            case .waitingForNetwork: "waiting for network"
             case .preparing: "preparing"
             case .waitingForCredential: "waiting for credential"
             case .sending: "sending"
@@ -183,7 +187,8 @@ public final class DataTask: @unchecked Sendable {
         let view = self.view
         let now = MonotonicClock.now()
         // A task checking a stored answer with the server says so (its request carries the validators).
-        let validating = plan.cache?.validating != nil && view.phase != .queued ? ", validating a stored answer" : ""
+        let waits = view.phase == .queued || view.phase == .waitingForNetwork
+        let validating = plan.cache?.validating != nil && !waits ? ", validating a stored answer" : ""
         // A socket is "open" while its connection is, whatever bytes it has seen.
         let socket = plan.delivery?.activity
         let phase = socket?.isOpen == true && view.phase != .ended ? "open" : view.phase.description + validating

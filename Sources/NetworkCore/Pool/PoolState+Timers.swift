@@ -84,6 +84,12 @@ extension PoolState {
         for key in scheduler.resume() { dequeued(key, at: now, into: &effects) }
     }
 
+    /// The network is gone or back, as the pool's ``ConnectivityMonitor`` says: while it is gone nothing new
+    /// starts (tasks wait, their deadlines running); once back, waiting tasks start as the limits allow.
+    mutating func connectivity(_ connectivity: Connectivity, at now: UInt64, into effects: inout Effects) {
+        for key in scheduler.setOffline(!connectivity.isReachable) { dequeued(key, at: now, into: &effects) }
+    }
+
     /// The running task with this id gets `priority`; if it waits in the queue, it moves to the back of
     /// that priority's line. Returns whether a task has this id.
     mutating func reprioritize(id: String, to priority: RequestPriority) -> Bool {

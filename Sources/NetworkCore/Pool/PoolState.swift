@@ -244,7 +244,7 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
         } else if begins {
             started(key, at: now, into: &effects)
         } else {
-            log(.queued, key, at: now, into: &effects)
+            log(scheduler.isOffline ? .waitingForNetwork : .queued, key, at: now, into: &effects)
         }
         return .registered(key: key, handle: handle!, token: token, begins: begins)
     }
@@ -471,9 +471,11 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
 
     /// The task as ``DataTask`` shows it.
     mutating func view(_ key: TaskKey) -> View? {
-        update(key) { record in
+        let offline = scheduler.isOffline
+        return update(key) { record in
             View(
-                phase: record.phase, outcome: record.outcome, attempts: record.attempt, priority: record.priority,
+                phase: offline && record.isQueued ? .waitingForNetwork : record.phase, outcome: record.outcome,
+                attempts: record.attempt, priority: record.priority,
                 meter: record.meter)
         }
     }

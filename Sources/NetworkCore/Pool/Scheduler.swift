@@ -3,9 +3,9 @@
 /// and priority, and whenever a slot frees (or the pool resumes), the waiting task of the highest
 /// priority that may run, the oldest of that priority, starts.
 ///
-/// Invariant: a task waits only while it cannot run (the pool is paused, or its host or the whole pool
-/// is full), because every change that frees a slot starts what it can (``release(host:)``,
-/// ``resume()``). Removing a waiting task (a cancel, its deadline) or giving it another priority marks
+/// Invariant: a task waits only while it cannot run (the pool is paused or offline, or its host or the
+/// whole pool is full), because every change that frees a slot starts what it can (``release(host:)``,
+/// ``resume()``, ``setOffline(_:)``). Removing a waiting task (a cancel, its deadline) or giving it another priority marks
 /// its place stale, to be skipped when reached, so that neither walks a line.
 struct Scheduler<Element: Hashable> {
     /// One waiting task: the element and its ticket, the order in which tasks came (a new ticket on a
@@ -55,6 +55,10 @@ struct Scheduler<Element: Hashable> {
     private var capacities: [String: Int] = [:]
     /// Whether nothing new starts (see ``pause()``).
     private(set) var isPaused = false
+    /// Whether the network is gone (see ``setOffline(_:)``): nothing new starts either.
+    private(set) var isOffline = false
+    /// Whether nothing new starts: paused or offline.
+    var isHolding: Bool { isPaused || isOffline }
     /// Tasks holding a slot.
     private(set) var running = 0
     private var runningByHost: [String: Int] = [:]
@@ -63,8 +67,8 @@ struct Scheduler<Element: Hashable> {
     /// The ticket of each waiting task: an entry whose ticket differs is stale.
     private var tickets: [Element: UInt64] = [:]
     private var nextTicket: UInt64 = 0
-    /// Tasks that take no slot (sockets), sent while the pool is paused, in order: they start on
-    /// ``resume()``.
+    /// Tasks that take no slot (sockets), sent while the pool is paused or offline, in order: they start
+    /// once it is neither.
     private var held: [Element] = []
 
     init(maximumTotal: Int, maximumPerHost: Int, followsTransport: Bool = false) {
@@ -96,7 +100,7 @@ struct Scheduler<Element: Hashable> {
     /// A new task for `host`: returns `true` when it may start now (it holds a slot), `false` when it
     /// waits in line.
     mutating func admit(_ element: Element, host: String, priority: RequestPriority) -> Bool {
-        if !isPaused, running < maximumTotal {
+        if !isHolding, running < maximumTotal {
             // The host is looked up once, whether it runs tasks already or not.
             let index = runningByHost.index(forKey: host)
             if let index, runningByHost.values[index] < limit(of: host) {
@@ -113,9 +117,9 @@ struct Scheduler<Element: Hashable> {
     }
 
     /// A new task that takes no slot: returns `true` when it may start now, `false` when it waits for
-    /// ``resume()``.
+    /// ``resume()`` or the network.
     mutating func admitWithoutSlot(_ element: Element) -> Bool {
-        guard isPaused else { return true }
+        guard isHolding else { return true }
         held.append(element)
         return false
     }
@@ -148,7 +152,7 @@ struct Scheduler<Element: Hashable> {
 
     /// A waiting `element` moves to the back of the line of `priority`. Returns whether it waits.
     mutating func reprioritize(_ element: Element, host: String, to priority: RequestPriority) -> Bool {
-        // A task that takes no slot waits for the resume alone, whatever its priority.
+        // A task that takes no slot waits for the resume (or the network) alone, whatever its priority.
         if held.contains(element) { return true }
         guard remove(element, host: host) else { return false }
         enqueue(element, host: host, priority: priority)
@@ -158,9 +162,22 @@ struct Scheduler<Element: Hashable> {
     /// Nothing new starts until ``resume()``; what runs goes on.
     mutating func pause() { isPaused = true }
 
-    /// Tasks start again: returns those that start now.
+    /// Tasks start again, unless the network is gone: returns those that start now.
     mutating func resume() -> [Element] {
         isPaused = false
+        return unhold()
+    }
+
+    /// The network is gone (`true`: nothing new starts, what runs goes on) or back (`false`: tasks start
+    /// again unless the pool is paused). Returns those that start now.
+    mutating func setOffline(_ offline: Bool) -> [Element] {
+        isOffline = offline
+        return unhold()
+    }
+
+    /// When nothing holds the pool any more, the held tasks and as many waiting ones as there is room for.
+    private mutating func unhold() -> [Element] {
+        guard !isHolding else { return [] }
         let unheld = held
         held = []
         return unheld + drain()
@@ -199,7 +216,7 @@ struct Scheduler<Element: Hashable> {
     /// has room, the oldest of that priority.
     private mutating func drain() -> [Element] {
         var started: [Element] = []
-        while !isPaused, running < maximumTotal, !waiting.isEmpty, let (host, priority) = next() {
+        while !isHolding, running < maximumTotal, !waiting.isEmpty, let (host, priority) = next() {
             var lines = waiting.removeValue(forKey: host)!
             // Stale places before the head go with it.
             while let entry = lines.lines[priority.rawValue].first {

@@ -23,6 +23,11 @@ extension TaskPool {
         /// socket: enforced by the transport, or each request to a pinned host fails at once with
         /// ``PinningError/unsupported(transport:reason:)`` when the transport cannot. `nil`: none.
         public var pins: CertificatePins?
+        /// Whether the network is there (``SystemConnectivity``, or ``ManualConnectivity`` told by the app):
+        /// while it says ``Connectivity/offline`` the pool starts no task; sends wait in the queue (phase
+        /// ``DataTask/Phase/waitingForNetwork``, their deadlines running) and start when the network is back.
+        /// Tasks already running go on. `nil` (the default): the pool never waits for the network.
+        public var connectivity: (any ConnectivityMonitor)?
         /// What happens when an id is sent again while its task runs; ``DuplicatePolicy/join`` by default.
         public var duplicatePolicy: DuplicatePolicy
         /// Which responses count as success.
@@ -106,8 +111,10 @@ extension TaskPool {
             maximumConcurrentTasks: Int = 64,
             maximumTasksPerHost: Int? = nil,
             inspector: PoolInspector? = nil,
-            pins: CertificatePins? = nil
+            pins: CertificatePins? = nil,
+            connectivity: (any ConnectivityMonitor)? = nil
         ) {
+            self.connectivity = connectivity
             self.inspector = inspector
             self.pins = pins.flatMap { $0.isEmpty ? nil : $0 }
             self.maximumConcurrentTasks = maximumConcurrentTasks

@@ -17,6 +17,10 @@ extension TaskPool {
     /// Whether the pool is paused (see ``pause()``).
     public var isPaused: Bool { state.withLock { $0.scheduler.isPaused } }
 
+    /// Whether the pool waits for the network: its ``Configuration/connectivity`` monitor says
+    /// ``Connectivity/offline``, and it starts no task until the monitor says otherwise.
+    public var isWaitingForNetwork: Bool { state.withLock { $0.scheduler.isOffline } }
+
     /// The running task with this id gets `priority`; if it waits in the queue, it moves to the back of
     /// that priority's line. O(1).
     /// - Returns: whether a running or waiting task has this id.

@@ -76,6 +76,9 @@ public final class TaskPool: Sendable {
     /// whose tasks have no deadline has none). Touched only under the state's lock, in ``mutate(_:)``.
     private let timer = Locked<(any DispatchSourceTimer)?>(nil)
 
+    /// The pool's subscription to its ``Configuration/connectivity`` monitor, kept while the pool lives.
+    private let connectivityObservation = Locked<ConnectivityObservation?>(nil)
+
     /// Where the pool's timer fires: a queue of NetworkCore's own, so that work others queue on the
     /// global queues (or a platform call blocking their threads) does not hold up a deadline.
     private static let timerQueue = DispatchQueue(
@@ -99,6 +102,21 @@ public final class TaskPool: Sendable {
                 followsTransport: configuration.maximumTasksPerHost == nil,
                 maximumAttempts: configuration.maximumAttempts, logs: eventLogger != nil))
         configuration.inspector?.attach(self)
+        if let monitor = configuration.connectivity {
+            // Subscribed before the value now is read, and each change reads the monitor again under the
+            // pool's lock: whatever the order of the two, the pool ends with what the monitor says last.
+            let observation = monitor.observe { [weak self] _ in self?.followConnectivity() }
+            connectivityObservation.withLock { $0 = observation }
+            followConnectivity()
+        }
+    }
+
+    /// Holds or starts the waiting tasks as the pool's connectivity monitor says now.
+    private func followConnectivity() {
+        guard let monitor = configuration.connectivity else { return }
+        mutate { state, effects in
+            state.connectivity(monitor.connectivity, at: MonotonicClock.now(), into: &effects)
+        }
     }
 
     deinit {

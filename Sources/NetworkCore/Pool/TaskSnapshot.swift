@@ -28,7 +28,7 @@ public struct TaskSnapshot: Hashable, Sendable, Codable {
     public let progress: TransferProgress
     /// When it was queued.
     public let startDate: Date
-    /// Its place in the pool's queue, from 1, while it waits for a slot (phase `"queued"`); `nil` when it
+    /// Its place in the pool's queue, from 1, while it waits (phase `"queued"`, or `"waiting for network"`); `nil` when it
     /// runs, or in a snapshot taken of the task alone (``DataTask/snapshot``).
     public var queuePosition: Int?
     /// For a WebSocket, its messages each way and whether it is open (its ``phase`` is then `"open"`);

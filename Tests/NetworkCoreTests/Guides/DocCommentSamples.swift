@@ -80,6 +80,19 @@ extension DocCommentContext {
     }
 }
 
+// Sources/NetworkCore/Connectivity/Connectivity.swift
+extension DocCommentContext {
+    static func connectivity() async {
+        // DOC Sources/NetworkCore/Connectivity/Connectivity.swift-BEGIN
+        let network = SystemConnectivity()
+        let pool = TaskPool(configuration: .init(connectivity: network))
+        for await connectivity in network.changes {
+            print("network:", connectivity, "waiting:", pool.isWaitingForNetwork)
+        }
+        // DOC Sources/NetworkCore/Connectivity/Connectivity.swift-END
+    }
+}
+
 // Sources/NetworkCore/Caching/DiskCacheStore.swift
 extension DocCommentContext {
     static func diskCacheStore() throws -> TaskPool {

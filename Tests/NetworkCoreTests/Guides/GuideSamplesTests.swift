@@ -30,6 +30,8 @@ struct GuideSamplesTests {
                 page: "Docs/CachingAndScheduling.md",
                 files: ["Tests/NetworkCoreTests/Guides/CachingAndSchedulingSamples.swift"]),
             GuidePage(page: "Docs/Transfers.md", files: ["Tests/NetworkCoreTests/Guides/TransfersSamples.swift"]),
+            GuidePage(
+                page: "Docs/WorkingOffline.md", files: ["Tests/NetworkCoreTests/Guides/WorkingOfflineSamples.swift"]),
             GuidePage(page: "Docs/MovieDB.md", files: ["Tests/MovieDBTests/MovieDBGuideSamples.swift"]),
             GuidePage(page: "Docs/Testing.md", files: ["Tests/MovieDBTests/TestingGuideSamples.swift"]),
             GuidePage(

@@ -1,0 +1,45 @@
+import Foundation
+import NetworkCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The samples of Docs/WorkingOffline.md, compiled with the tests (never run: they name a server that does
+/// not exist). `GuideSamplesTests` checks that the guide's Swift blocks show exactly these lines.
+func workingOfflineGuide() async throws {
+    // GUIDE-BEGIN
+    struct NowPlaying: Endpoint {
+        let page: Int
+        var baseURL: String { "https://api.example.com/3" }
+        var path: String { "movie/now_playing" }
+        var task: HTTPTask { .urlParameters(["page": page]) }
+        // The wait for the network counts: after two minutes the send fails as deadlineExceeded.
+        var resourceTimeout: TimeInterval? { 120 }
+    }
+
+    let network = SystemConnectivity()
+    let pool = TaskPool(configuration: .init(connectivity: network))
+
+    // Sent in a tunnel, it waits for the network, then leaves.
+    let page = try await pool.send(NowPlaying(page: 1))
+    print(page.statusCode)
+    // GUIDE-END
+
+    // GUIDE-BEGIN
+    Task {
+        for await connectivity in network.changes {
+            print("network:", connectivity)  // online, offline, constrained
+        }
+    }
+    // GUIDE-END
+
+    // GUIDE-BEGIN
+    let switchboard = ManualConnectivity(.offline)
+    let test = TaskPool(
+        configuration: .init(transport: StubTransport { _, _ in .json("{}") }, connectivity: switchboard))
+    test.send(NowPlaying(page: 1), id: "page 1") { result in print(result) }
+    print(test.isWaitingForNetwork, test.task(id: "page 1")?.phase ?? .ended)  // true waiting for network
+    switchboard.set(.online)  // the send leaves now
+    // GUIDE-END
+}
