@@ -6,6 +6,9 @@
 //       retry policy and a deadline on every task. Passes when every send ended exactly once, each with a
 //       value or a typed error, no task outlived its deadline by more than a tenth of it plus a second (one
 //       retransmission timeout), and the pool is empty after.
+//   FaultLoad offline URL COUNT BRIEF
+//       Started with the link down: COUNT requests wait for the network and succeed once it is back, BRIEF ones
+//       end by their 3 s deadline meanwhile; described in Offline.swift.
 //   FaultLoad download URL ORIGINAL_FILE steady|resumed
 //   FaultLoad upload URL ORIGINAL_FILE STORED_FILE
 //       One large transfer, described in Transfers.swift.
@@ -15,10 +18,11 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let passed: Bool
 switch arguments.first {
 case "requests": passed = await requests(Array(arguments.dropFirst()))
+case "offline": passed = await offline(Array(arguments.dropFirst()))
 case "download": passed = await download(Array(arguments.dropFirst()))
 case "upload": passed = await upload(Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: FaultLoad requests|download|upload …\n".utf8))
+    FileHandle.standardError.write(Data("usage: FaultLoad requests|offline|download|upload …\n".utf8))
     exit(2)
 }
 exit(passed ? 0 : 1)

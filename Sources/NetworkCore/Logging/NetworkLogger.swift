@@ -21,8 +21,9 @@ public struct TaskEvent: Sendable {
         /// The task was registered but waits for a slot: the pool's limits are reached, or it is paused
         /// (see ``TaskPool/Configuration/maximumConcurrentTasks``). ``started`` follows when it runs.
         case queued
-        /// The task was registered while the network is gone (``TaskPool/Configuration/connectivity``): it
-        /// waits for it in the queue. ``started`` follows when the network is back and it runs.
+        /// The task waits for the network (``TaskPool/Configuration/connectivity``): it was registered while the
+        /// network is gone, and waits in the queue (``started`` follows when it runs), or its attempt lost the
+        /// connection and its retry waits (after ``retrying``), rather than for its backoff.
         case waitingForNetwork
         /// The task was registered (or left the queue) and its request is being prepared.
         case started

@@ -32,7 +32,8 @@ public final class DataTask: @unchecked Sendable {
         /// Waiting for a slot: the pool's limits are reached, or it is paused.
         case queued
         /// Waiting for the network: the pool's ``TaskPool/Configuration/connectivity`` monitor says it is
-        /// gone. The task starts when it is back; its deadline runs meanwhile.
+        /// gone. The task starts (or, after a lost connection, makes its next attempt) when it is back; its
+        /// deadline runs meanwhile.
         case waitingForNetwork
         /// Sent; no byte of the answer yet.
         case sending

@@ -269,16 +269,22 @@ extension PoolState {
                 end(key, with: .failure(.deadlineExceeded(seconds: deadline)), at: now, into: &effects)
                 return
             }
+            // The network is gone and took the attempt with it: the next one waits for its return, not
+            // for the backoff (its deadline still runs).
+            let awaitsNetwork = scheduler.isOffline && Self.lostTheNetwork(failure)
             let handle = update(key) { record -> Handle? in
                 record.attempt += 1
-                record.life = wait > 0 ? .backingOff : .preparing(work: nil)
+                record.life = wait > 0 || awaitsNetwork ? .backingOff : .preparing(work: nil)
                 return record.handle
             }
             log(.retrying, key, at: now, into: &effects) { entry in
                 entry.error = failure
-                entry.delay = wait
+                entry.delay = awaitsNetwork ? nil : wait
             }
-            if wait > 0 {
+            if awaitsNetwork {
+                retriesAwaitingNetwork.insert(key)
+                log(.waitingForNetwork, key, at: now, into: &effects)
+            } else if wait > 0 {
                 setTimer(.retry, of: key, after: wait, at: now, into: &effects)
             } else if let handle = handle ?? nil {
                 effects.begin(Begin(key: key, handle: handle, attempt: attempt + 1))
@@ -294,11 +300,26 @@ extension PoolState {
 
     /// The wait before the task's next attempt is over: it begins.
     mutating func retryDue(_ key: TaskKey, at now: UInt64, into effects: inout Effects) {
+        // Its wait ended while the network is gone: the attempt waits for it (see ``connectivity(_:at:into:)``).
+        if scheduler.isOffline {
+            if update(key, { record in if case .backingOff = record.life { true } else { false } }) == true {
+                retriesAwaitingNetwork.insert(key)
+            }
+            return
+        }
         let begin = update(key) { record -> Begin? in
             guard case .backingOff = record.life, let handle = record.handle else { return nil }
             record.life = .preparing(work: nil)
             return Begin(key: key, handle: handle, attempt: record.attempt)
         }
         if let begin = begin ?? nil { effects.begin(begin) }
+    }
+
+    /// Whether an attempt failed for want of the network (no answer came), not because of the server.
+    static func lostTheNetwork(_ failure: NetworkError) -> Bool {
+        switch failure {
+        case .transport, .timedOut: true
+        default: false
+        }
     }
 }

@@ -85,9 +85,15 @@ extension PoolState {
     }
 
     /// The network is gone or back, as the pool's ``ConnectivityMonitor`` says: while it is gone nothing new
-    /// starts (tasks wait, their deadlines running); once back, waiting tasks start as the limits allow.
+    /// starts (tasks wait, their deadlines running) and a retry after a lost connection waits for it; once
+    /// back, waiting tasks start as the limits allow, and those retries go at once.
     mutating func connectivity(_ connectivity: Connectivity, at now: UInt64, into effects: inout Effects) {
         for key in scheduler.setOffline(!connectivity.isReachable) { dequeued(key, at: now, into: &effects) }
+        // Back: the attempts that waited for it go now.
+        guard connectivity.isReachable, !retriesAwaitingNetwork.isEmpty else { return }
+        let due = retriesAwaitingNetwork
+        retriesAwaitingNetwork = []
+        for key in due { retryDue(key, at: now, into: &effects) }
     }
 
     /// The running task with this id gets `priority`; if it waits in the queue, it moves to the back of

@@ -151,6 +151,9 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
     private(set) var ids: [String: Registered] = [:]
     var scheduler: Scheduler<TaskKey>
     var timers = TimerHeap<TaskKey>()
+    /// Tasks backing off after losing the network while it is gone: their next attempt waits for it, not
+    /// for a timer (see ``connectivity(_:at:into:)``).
+    var retriesAwaitingNetwork: Set<TaskKey> = []
     /// When the pool's dispatch timer is set to fire; `.max` when it is not set.
     var armedTime = UInt64.max
     private var lastSequence: UInt64 = 0
@@ -404,6 +407,7 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
         }
         guard let (id, host, wasQueued, heldSlot) = ended ?? nil else { return false }
         timers.removeAll(of: key)
+        if !retriesAwaitingNetwork.isEmpty { retriesAwaitingNetwork.remove(key) }
         // The task may have been replaced under its id (`DuplicatePolicy.replace`): remove only itself.
         if let index = registered ?? ids.index(forKey: id), ids.values[index].key == key {
             ids.remove(at: index)
@@ -471,10 +475,11 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
 
     /// The task as ``DataTask`` shows it.
     mutating func view(_ key: TaskKey) -> View? {
-        let offline = scheduler.isOffline
+        let (offline, awaiting) = (scheduler.isOffline, retriesAwaitingNetwork.contains(key))
         return update(key) { record in
             View(
-                phase: offline && record.isQueued ? .waitingForNetwork : record.phase, outcome: record.outcome,
+                phase: (offline && record.isQueued) || awaiting ? .waitingForNetwork : record.phase,
+                outcome: record.outcome,
                 attempts: record.attempt, priority: record.priority,
                 meter: record.meter)
         }

@@ -354,6 +354,83 @@ struct PoolStateAttemptTests {
         #expect(attempts == [503, 200])
     }
 
+    /// How a retried attempt meets the network: its failure, whether the network goes before the decision
+    /// or during the backoff, and what the task does.
+    struct NetworkRetry: CustomStringConvertible, Sendable {
+        let name: String
+        let failure: NetworkError
+        /// The network is gone when the retry is decided, or only once its backoff has begun.
+        let goneBeforeDecision: Bool
+        /// Attempt 2 begun when the backoff's timer fires, while the network is still gone.
+        let begunOnTimer: [String]
+        let waitsForNetwork: Bool
+        var description: String { name }
+    }
+
+    @Test(
+        "a retry while the network is gone waits for it, not for its timer; it goes once when the network is back",
+        arguments: [
+            NetworkRetry(
+                name: "a lost connection, the network gone", failure: .transport(URLError(.networkConnectionLost)),
+                goneBeforeDecision: true, begunOnTimer: [], waitsForNetwork: true),
+            NetworkRetry(
+                name: "a request timeout, the network gone", failure: .timedOut(seconds: 1), goneBeforeDecision: true,
+                begunOnTimer: [], waitsForNetwork: true),
+            // The server answered: its backoff runs, and its timer finds the network gone.
+            NetworkRetry(
+                name: "a 503, the network gone", failure: .httpStatus(PoolStateDriver.unavailable),
+                goneBeforeDecision: true, begunOnTimer: [], waitsForNetwork: false),
+            NetworkRetry(
+                name: "a lost connection, the network gone during the backoff",
+                failure: .transport(URLError(.networkConnectionLost)), goneBeforeDecision: false, begunOnTimer: [],
+                waitsForNetwork: false),
+        ])
+    func retryAwaitsNetwork(_ row: NetworkRetry) {
+        var driver = PoolStateDriver()
+        let key = driver.send("t", deadline: 60)
+        _ = driver.startTransfer(key)
+        _ = driver.transferEnded(key, received: nil, status: row.failure.statusCode)
+        driver.finished(key, with: .failure(row.failure), retrying: row.failure)
+        func network(_ connectivity: Connectivity) {
+            driver.run { state, effects, now in state.connectivity(connectivity, at: now, into: &effects) }
+        }
+        if row.goneBeforeDecision { network(.offline) }
+        driver.decided(key, attempt: 1, .retry(after: 0.5))
+        if !row.goneBeforeDecision { network(.offline) }
+        #expect((driver.phase(key) == .waitingForNetwork) == row.waitsForNetwork, "before the timer")
+        #expect(driver.logged.contains("waitingForNetwork t") == row.waitsForNetwork)
+        driver.fireTimers(after: 0.5)
+        #expect(driver.begun == row.begunOnTimer)
+        // Whatever the way, once the timer has passed with the network gone the attempt waits for it.
+        #expect(driver.phase(key) == .waitingForNetwork)
+        network(.online)
+        #expect(driver.begun == ["t#2"])
+        #expect(driver.phase(key) == .preparing)
+        network(.offline)
+        network(.online)
+        #expect(driver.begun == ["t#2"], "once")
+        #expect(driver.state.retriesAwaitingNetwork.isEmpty)
+    }
+
+    @Test("a task cancelled while its retry waits for the network ends once and is forgotten there")
+    func cancelWhileRetryAwaitsNetwork() {
+        var driver = PoolStateDriver()
+        let key = driver.send("t")
+        _ = driver.startTransfer(key)
+        let failure = NetworkError.transport(URLError(.networkConnectionLost))
+        _ = driver.transferEnded(key, received: nil, status: nil)
+        driver.finished(key, with: .failure(failure), retrying: failure)
+        driver.run { state, effects, now in state.connectivity(.offline, at: now, into: &effects) }
+        driver.decided(key, attempt: 1, .retry(after: 0))
+        #expect(driver.phase(key) == .waitingForNetwork && driver.begun.isEmpty)
+        let cancelled = driver.cancel("t")
+        #expect(cancelled)
+        #expect(driver.ends(of: "t") == ["cancelled"])
+        #expect(driver.state.retriesAwaitingNetwork.isEmpty)
+        driver.run { state, effects, now in state.connectivity(.online, at: now, into: &effects) }
+        #expect(driver.begun.isEmpty)
+    }
+
     /// What the interceptors decide, and what the task comes to.
     struct Decision: CustomStringConvertible, Sendable {
         let name: String
