@@ -10,8 +10,8 @@
 // Prints one line of counts and exits 0 when every send ended exactly once and no task is left; 1 otherwise.
 // `upload` and `upload-chunked` cancel file uploads of 4 MiB (with `Content-Length`, or chunked) while the
 // body is being sent: FoundationNetworking's own file upload trapped then ("libcurl.Easy Code=43").
-// Six more ways test other things in a process of their own: `dequeue`, `cache-crash`, `ipv6`,
-// `unsafe-continuation`, `stream-pause` and `connectivity` (below).
+// Seven more ways test other things in a process of their own: `dequeue`, `cache-crash`, `ipv6`,
+// `unsafe-continuation`, `stream-pause`, `connectivity` and `durable-kill` (below).
 import Foundation
 import NetworkCore
 import NetworkCoreTesting
@@ -82,7 +82,7 @@ let arguments = CommandLine.arguments
 guard arguments.count == 3, let count = Int(arguments[2]), count > 0 else {
     FileHandle.standardError.write(
         Data(
-            "usage: cancel-probe task|id|replace|deadline|all|retry|retry-after|upload|upload-chunked|dequeue|cache-crash|ipv6|unsafe-continuation|stream-pause|connectivity COUNT\n"
+            "usage: cancel-probe task|id|replace|deadline|all|retry|retry-after|upload|upload-chunked|dequeue|cache-crash|ipv6|unsafe-continuation|stream-pause|connectivity|durable-kill COUNT\n"
                 .utf8)
     )
     exit(2)
@@ -113,6 +113,42 @@ if way == "cache-crash" {
         usleep(5_000)
     }
     usleep(UInt32.random(in: 0..<3_000))
+    kill(getpid(), SIGKILL)
+}
+if way == "durable-kill" {
+    // Not a cancel: COUNT durable writes (ids `$NETWORKCORE_DURABLE_ROUND-N`) to $NETWORKCORE_DURABLE_URL, where
+    // nothing listens, from four threads, into a DurableStore in $NETWORKCORE_DURABLE_DIR; the process kills
+    // itself with SIGKILL at a random moment, mid-write often (`DurableWriteTests`). Each write whose send has
+    // returned (it is stored) is written to standard output, unbuffered, as "stored ID"; its path names its id.
+    let environment = ProcessInfo.processInfo.environment
+    guard let path = environment["NETWORKCORE_DURABLE_DIR"], let url = environment["NETWORKCORE_DURABLE_URL"],
+        let round = environment["NETWORKCORE_DURABLE_ROUND"]
+    else { exit(2) }
+    struct Write: Endpoint {
+        let baseURL: String
+        let id: String
+        let index: Int
+        var path: String { "likes/\(id)" }
+        var method: HTTPMethod { .post }
+        var task: HTTPTask {
+            .data(Data(repeating: UInt8(index % 256), count: 32 << 10), contentType: "application/octet-stream")
+        }
+    }
+    let keys = NSLock()
+    let pool = TaskPool(configuration: .init(durableStore: try DurableStore(directory: URL(fileURLWithPath: path))))
+    for lane in 0..<4 {
+        Thread.detachNewThread {
+            for index in stride(from: lane, to: count, by: 4) {
+                let id = "\(round)-\(index)"
+                pool.send(Write(baseURL: url, id: id, index: index).durable(), id: id) { _ in }
+                keys.lock()
+                FileHandle.standardOutput.write(Data("stored \(id)\n".utf8))
+                keys.unlock()
+            }
+        }
+    }
+    let killAfter = UInt32(ProcessInfo.processInfo.environment["NETWORKCORE_DURABLE_KILL_MS"].flatMap(Int.init) ?? 600)
+    usleep(UInt32.random(in: 0..<killAfter) * 1_000)
     kill(getpid(), SIGKILL)
 }
 if way == "connectivity" {

@@ -18,6 +18,7 @@ enum FuzzTargets {
     static let all: [String: @Sendable (Data) -> Void] = [
         "status": status, "models": models, "har": har, "request": request, "sse": serverSentEvents,
         "multipart": multipart, "headers": headerValues, "cacheEntry": cacheEntry, "webSocket": webSocketFrames,
+        "durableWrite": durableWrite,
     ]
 
     /// The fields of an input: its bytes split at each 0 byte, as UTF-8 text.
@@ -237,7 +238,7 @@ enum FuzzTargets {
         var digest = SHA256()
         digest.update(data)
         let signed = data + digest.finalize()
-        let key = storedKey(in: data) ?? "GET https://api.example.com/1"
+        let key = storedKey(in: data, magicLength: 20) ?? "GET https://api.example.com/1"
         if let entry = CachedResponse(decoding: signed, key: key) {
             guard CachedResponse(decoding: entry.encoded(key: key), key: key) == entry else {
                 fatalError("an entry does not read back the same")
@@ -246,12 +247,28 @@ enum FuzzTargets {
         _ = CachedResponse(decoding: data, key: key)
     }
 
-    /// The `key` of an entry's metadata, where its bytes hold one (magic line, length, JSON).
-    static func storedKey(in data: Data) -> String? {
+    /// A durable write's file without its closing checksum, which is added, as ``cacheEntry(_:)`` does: read,
+    /// or dropped; what is read writes back to bytes that read the same. The bytes as they are are read too.
+    static func durableWrite(_ data: Data) {
+        var digest = SHA256()
+        digest.update(data)
+        let signed = data + digest.finalize()
+        let key = storedKey(in: data, magicLength: 28) ?? "0a"
+        if let entry = DurableEntry(decoding: signed, key: key) {
+            guard DurableEntry(decoding: entry.encoded(), key: key) == entry else {
+                fatalError("a durable write does not read back the same")
+            }
+        }
+        _ = DurableEntry(decoding: data, key: key)
+    }
+
+    /// The `key` of a store's file's JSON header, where its bytes hold one (a magic line of `magicLength`
+    /// bytes, a length, JSON): "NetworkCore cache 1\n" is 20, "NetworkCore durable write 1\n" 28.
+    static func storedKey(in data: Data, magicLength: Int) -> String? {
         let bytes = [UInt8](data)
-        let start = 20 + 8  // "NetworkCore cache 1\n" and the metadata's length
+        let start = magicLength + 8
         guard bytes.count > start else { return nil }
-        let length = (0..<8).reduce(0) { $0 | Int(bytes[20 + $1]) << ($1 * 8) }
+        let length = (0..<8).reduce(0) { $0 | Int(bytes[magicLength + $1]) << ($1 * 8) }
         guard length > 0, length <= bytes.count - start,
             let object = try? JSONSerialization.jsonObject(with: Data(bytes[start..<(start + length)]))
                 as? [String: Any]

@@ -9,6 +9,7 @@ import Testing
 struct FuzzCorpusTests {
     static let targets = [
         "status", "models", "har", "request", "sse", "multipart", "headers", "cacheEntry", "webSocket",
+        "durableWrite",
     ]
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fuzzers")

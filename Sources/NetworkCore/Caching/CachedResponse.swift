@@ -129,58 +129,27 @@ extension CachedResponse {
 
     private static let magic = Array("NetworkCore cache 1\n".utf8)
 
-    /// The entry as bytes for a file: a magic line, the metadata's and the body's lengths and bytes, and a
-    /// SHA-256 of everything before it, so that a torn or altered file is recognised as such.
+    /// The entry as bytes for a file (a ``RecordFile``: the metadata as its header, then the body).
     func encoded(key: String) -> Data {
         let metadata = Metadata(
             key: key, url: url, status: statusCode,
             headers: headers.keys.sorted().map { [$0, headers[$0]!] },
             requested: requestDate.timeIntervalSince1970, received: responseDate.timeIntervalSince1970,
             variance: variance)
-        let json = (try? JSONEncoder().encode(metadata)) ?? Data()
-        var data = Data(Self.magic)
-        data.append(contentsOf: Self.bytes(of: UInt64(json.count)))
-        data.append(json)
-        data.append(contentsOf: Self.bytes(of: UInt64(body.count)))
-        data.append(body)
-        var digest = SHA256()
-        digest.update(data)
-        data.append(contentsOf: digest.finalize())
-        return data
+        return RecordFile.encode(magic: Self.magic, header: (try? JSONEncoder().encode(metadata)) ?? Data(), body: body)
     }
 
     /// The entry stored as `data` under `key`; `nil` when the bytes are not a whole entry for that key
     /// (torn, truncated, altered, another version's, another key's).
     init?(decoding data: Data, key: String) {
-        let bytes = [UInt8](data)
-        let headerEnd = Self.magic.count + 8
-        guard bytes.count >= headerEnd + 8 + 32, bytes.starts(with: Self.magic) else { return nil }
-        var digest = SHA256()
-        digest.update(data.prefix(bytes.count - 32))
-        guard digest.finalize() == Array(bytes[(bytes.count - 32)...]) else { return nil }
-        guard let jsonLength = Self.integer(bytes, at: Self.magic.count), jsonLength <= bytes.count - headerEnd
-        else { return nil }
-        let jsonEnd = headerEnd + jsonLength
-        guard let bodyLength = Self.integer(bytes, at: jsonEnd), jsonEnd + 8 + bodyLength == bytes.count - 32,
-            let metadata = try? JSONDecoder().decode(Metadata.self, from: Data(bytes[headerEnd..<jsonEnd])),
+        guard let (header, body) = RecordFile.decode(data, magic: Self.magic),
+            let metadata = try? JSONDecoder().decode(Metadata.self, from: header),
             metadata.key == key, metadata.headers.allSatisfy({ $0.count == 2 })
         else { return nil }
         self.init(
             url: metadata.url, statusCode: metadata.status,
-            headers: Dictionary(metadata.headers.map { ($0[0], $0[1]) }) { _, last in last },
-            body: Data(bytes[(jsonEnd + 8)..<(jsonEnd + 8 + bodyLength)]),
+            headers: Dictionary(metadata.headers.map { ($0[0], $0[1]) }) { _, last in last }, body: body,
             requestDate: Date(timeIntervalSince1970: metadata.requested),
             responseDate: Date(timeIntervalSince1970: metadata.received), variance: metadata.variance)
-    }
-
-    private static func bytes(of value: UInt64) -> [UInt8] {
-        (0..<8).map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }
-    }
-
-    /// The little-endian integer at `offset`, if it fits in an `Int` and in the file.
-    private static func integer(_ bytes: [UInt8], at offset: Int) -> Int? {
-        guard offset + 8 <= bytes.count else { return nil }
-        let value = (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[offset + $1]) << ($1 * 8) }
-        return value <= UInt64(bytes.count) ? Int(value) : nil
     }
 }

@@ -27,26 +27,9 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
         self.directory = directory
         self.byteLimit = max(0, byteLimit)
         let manager = FileManager.default
-        var isDirectory: ObjCBool = false
-        if manager.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else {
-                throw .fileAccessFailed(path: directory.path, reason: "it is a file, not a directory")
-            }
-        } else {
-            do {
-                try manager.createDirectory(at: directory, withIntermediateDirectories: true)
-            } catch {
-                throw .fileAccessFailed(path: directory.path, reason: "the directory cannot be created")
-            }
-        }
         var found: [(key: String, size: Int, date: Date)] = []
-        let names = (try? manager.contentsOfDirectory(atPath: directory.path)) ?? []
-        for name in names {
+        for name in try RecordFile.openDirectory(directory).names {
             let path = directory.appendingPathComponent(name).path
-            if name.hasSuffix(".tmp") {
-                try? manager.removeItem(atPath: path)  // a write that did not finish
-                continue
-            }
             guard name.hasSuffix(".entry"), let attributes = try? manager.attributesOfItem(atPath: path) else {
                 continue
             }
@@ -83,17 +66,7 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
         guard Self.isKey(key) else { return }
         let data = response.encoded(key: key)
         guard data.count <= byteLimit else { return removeResponse(forKey: key) }
-        let temporary = directory.appendingPathComponent("\(key).\(UInt64.random(in: .min ... .max)).tmp")
-        do {
-            try data.write(to: temporary)
-        } catch {
-            try? FileManager.default.removeItem(at: temporary)
-            return
-        }
-        guard rename(temporary.path, url(key).path) == 0 else {
-            try? FileManager.default.removeItem(at: temporary)
-            return
-        }
+        guard RecordFile.write(data, to: url(key)) else { return }
         let evicted = index.withLock { $0.insert(true, cost: data.count, forKey: key) }
         for key in evicted { try? FileManager.default.removeItem(at: url(key)) }
     }

@@ -63,6 +63,10 @@ public protocol Endpoint: Sendable {
     /// How soon this endpoint's tasks start when the pool's limits make tasks wait; ``RequestPriority/normal``
     /// unless you say otherwise. One call can say otherwise with ``prioritized(_:)``.
     var priority: RequestPriority { get }
+    /// Whether its sends are durable writes, kept in the pool's ``TaskPool/Configuration/durableStore`` and
+    /// sent again after a restart until the server has them; `nil` (the default) for none. One call can say
+    /// so with ``durable(for:)``.
+    var durability: Durability? { get }
 }
 
 extension Endpoint {
@@ -94,4 +98,6 @@ extension Endpoint {
     public var cachePolicy: CachePolicy? { nil }
     /// ``RequestPriority/normal``.
     public var priority: RequestPriority { .normal }
+    /// Not durable.
+    public var durability: Durability? { nil }
 }

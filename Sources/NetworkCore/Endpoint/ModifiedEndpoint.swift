@@ -22,6 +22,7 @@ public struct ModifiedEndpoint<Base: Endpoint>: Endpoint {
     private var statusReaderOverride: (any ServerStatusReader)?
     private var cachePolicyOverride: CachePolicy?
     private var priorityOverride: RequestPriority?
+    private var durabilityOverride: Durability?
 
     init(base: Base) { self.base = base }
 
@@ -65,6 +66,8 @@ public struct ModifiedEndpoint<Base: Endpoint>: Endpoint {
     public var cachePolicy: CachePolicy? { cachePolicyOverride ?? base.cachePolicy }
     /// The overriding priority, or the base endpoint's.
     public var priority: RequestPriority { priorityOverride ?? base.priority }
+    /// The overriding durability, or the base endpoint's.
+    public var durability: Durability? { durabilityOverride ?? base.durability }
 
     /// The same endpoint sent to another base URL.
     public func with(baseURL: String) -> ModifiedEndpoint<Base> {
@@ -107,6 +110,13 @@ public struct ModifiedEndpoint<Base: Endpoint>: Endpoint {
         copy.priorityOverride = priority
         return copy
     }
+
+    /// The same endpoint, its sends durable writes kept for `expiry` seconds.
+    public func durable(for expiry: TimeInterval = 86_400) -> ModifiedEndpoint<Base> {
+        var copy = self
+        copy.durabilityOverride = Durability(expiry: expiry)
+        return copy
+    }
 }
 
 extension Endpoint {
@@ -138,5 +148,13 @@ extension Endpoint {
     /// `pool.send(Movies.details(id: 550).prioritized(.high))`.
     public func prioritized(_ priority: RequestPriority) -> ModifiedEndpoint<Self> {
         ModifiedEndpoint(base: self).prioritized(priority)
+    }
+
+    /// This endpoint's send as a durable write, for one call: written to the pool's
+    /// ``TaskPool/Configuration/durableStore`` before it is attempted, sent with an idempotency key, and sent
+    /// again by the next pool opened on the store (after a crash or a restart) until the server has answered
+    /// it or `expiry` seconds have passed: `pool.send(Movies.rate(id: 550, value: 8).durable())`.
+    public func durable(for expiry: TimeInterval = 86_400) -> ModifiedEndpoint<Self> {
+        ModifiedEndpoint(base: self).durable(for: expiry)
     }
 }

@@ -28,6 +28,16 @@ extension TaskPool {
         /// ``DataTask/Phase/waitingForNetwork``, their deadlines running) and start when the network is back.
         /// Tasks already running go on. `nil` (the default): the pool never waits for the network.
         public var connectivity: (any ConnectivityMonitor)?
+        /// Where durable writes (``Endpoint/durable(for:)``) are kept until the server has them; a pool opened on
+        /// it sends again what an earlier one left there (see ``DurableStore``). `nil`: a durable send fails as
+        /// ``NetworkError/invalidEndpoint(url:reason:)``.
+        public var durableStore: DurableStore?
+        /// The header each durable write carries its idempotency key in, the same at every attempt and after a
+        /// restart, so that a server that saw it once can ignore it again (IETF httpapi's `Idempotency-Key`).
+        public var idempotencyKeyHeader: String
+        /// Told what became of each durable write, on a thread of the pool's; quick, it must not wait for the
+        /// pool. A write sent again after a restart has no caller but this.
+        public var durableOutcomes: (@Sendable (DurableOutcome) -> Void)?
         /// What happens when an id is sent again while its task runs; ``DuplicatePolicy/join`` by default.
         public var duplicatePolicy: DuplicatePolicy
         /// Which responses count as success.
@@ -112,9 +122,15 @@ extension TaskPool {
             maximumTasksPerHost: Int? = nil,
             inspector: PoolInspector? = nil,
             pins: CertificatePins? = nil,
-            connectivity: (any ConnectivityMonitor)? = nil
+            connectivity: (any ConnectivityMonitor)? = nil,
+            durableStore: DurableStore? = nil,
+            idempotencyKeyHeader: String = "Idempotency-Key",
+            durableOutcomes: (@Sendable (DurableOutcome) -> Void)? = nil
         ) {
             self.connectivity = connectivity
+            self.durableStore = durableStore
+            self.idempotencyKeyHeader = idempotencyKeyHeader
+            self.durableOutcomes = durableOutcomes
             self.inspector = inspector
             self.pins = pins.flatMap { $0.isEmpty ? nil : $0 }
             self.maximumConcurrentTasks = maximumConcurrentTasks

@@ -48,6 +48,8 @@ extension TaskPool {
         let deadline: TimeInterval?
         /// The request's URL redacted, made with the task when its pool logs or is inspected.
         let redactedURL: String?
+        /// Its entry in the pool's durable store, for a durable write.
+        var durable: DurableWrite? = nil
     }
 
     /// A send registered with the pool: its task, the token its caller waits with, and whether the
@@ -85,7 +87,7 @@ extension TaskPool {
         _ endpoint: some Endpoint, id: String?, delivery: (any Delivery)? = nil, waiter: Waiter? = nil,
         revalidating: Bool = false
     ) throws(NetworkError) -> Sent {
-        let (request, origin) = try makeRequest(endpoint)
+        var (request, origin) = try makeRequest(endpoint)
         let admission = try cacheAdmission(
             of: request, for: endpoint, deliveredInMemory: delivery == nil, revalidating: revalidating)
         let cached = admission.answer
@@ -99,9 +101,14 @@ extension TaskPool {
                 reason:
                     "the resource timeout must be a positive, finite number of seconds (nil for none), not \(deadline)")
         }
+        // A durable write carries its idempotency key from here on; it is stored just before it is registered.
+        let durable = try endpoint.durability.map { durability throws(NetworkError) in
+            try durableWrite(
+                of: endpoint, request: &request, upload: upload, id: id, durability: durability, delivery: delivery)
+        }
         let endpointInterceptors = endpoint.interceptors
         // Most endpoints add none: then the pool's lists serve as they are, with no new array a send.
-        let plan = Plan(
+        var plan = Plan(
             endpoint: endpoint, delivery: delivery, upload: upload, cache: admission.transaction,
             interceptors: Self.joined(configuration.interceptors, endpointInterceptors),
             retriers: Self.joined(endpointInterceptors, configuration.interceptors),
@@ -109,6 +116,7 @@ extension TaskPool {
             maximumResponseBytes: max(1, endpoint.maximumResponseBytes ?? configuration.maximumResponseBytes),
             statusReader: endpoint.statusReader ?? configuration.statusReader, deadline: deadline,
             redactedURL: eventLogger == nil ? nil : Redactor.default.redact(request.url))
+        plan.durable = durable
         let givenID = id?.isEmpty == false ? id : nil
         var submission = State.Submission(
             givenID: givenID, derivedID: givenID == nil ? TaskID.derive(from: request) : "",
@@ -117,6 +125,7 @@ extension TaskPool {
             duplicatePolicy: configuration.duplicatePolicy, waiter: waiter)
         submission.takesSlot = !longLived
         let ownInterceptors = !endpointInterceptors.isEmpty
+        if let durable, !durable.restored { try durable.store.save(durable.entry) }
         let submitted = mutate { state, effects in
             state.submit(
                 submission, at: MonotonicClock.now(), into: &effects,
@@ -127,13 +136,57 @@ extension TaskPool {
         }
         switch submitted {
         case .rejected(let error):
+            // Not sent, nor to be sent later.
+            if let durable, !durable.restored { durable.store.remove(durable.entry.key) }
             throw error
         case .joined(_, let handle, let token):
+            // The running task with its id is the one that writes (or is already written).
+            if let durable, !durable.restored { durable.store.remove(durable.entry.key) }
             return Sent(task: handle, token: token, begins: false)
         case .registered(_, let handle, let token, let begins):
             if admission.revalidates { revalidate(endpoint, id: handle.id) }
             return Sent(task: handle, token: token, begins: begins)
         }
+    }
+
+    /// The durable stage of a send (``Endpoint/durable(for:)``): its idempotency key goes on `request`, and its
+    /// entry (the request without credentials, its body or its file's bytes) is made, to be stored before the
+    /// task is registered; a write read back from the store keeps its own. Refused, typed, without a store, for
+    /// a download, stream or socket, or a body streamed from a form with files.
+    private func durableWrite(
+        of endpoint: some Endpoint, request: inout URLRequest, upload: Upload, id: String?, durability: Durability,
+        delivery: (any Delivery)?
+    ) throws(NetworkError) -> DurableWrite {
+        func refuse(_ reason: String) -> NetworkError { .invalidEndpoint(url: endpoint.urlString, reason: reason) }
+        guard let store = configuration.durableStore else {
+            throw refuse("a durable send needs a pool with a durableStore (TaskPool.Configuration.durableStore)")
+        }
+        guard delivery == nil else { throw refuse("only a send whose answer is kept in memory can be durable") }
+        if let stored = endpoint as? StoredWrite {
+            return DurableWrite(
+                store: store, entry: stored.entry, restored: true, report: configuration.durableOutcomes)
+        }
+        guard durability.expiry > 0, durability.expiry.isFinite else {
+            throw refuse(
+                "a durable write's expiry must be a positive, finite number of seconds, not \(durability.expiry)")
+        }
+        let body: Data
+        switch upload {
+        case .none: body = request.httpBody ?? Data()
+        case .file(let url):
+            do {
+                body = try Data(contentsOf: url)
+            } catch {
+                throw .fileAccessFailed(path: url.path, reason: "the file could not be copied into the durable store")
+            }
+        case .form: throw refuse("a form with files is streamed and cannot be kept as a durable write")
+        }
+        let key = UUID().uuidString.lowercased()
+        request.setValue(key, forHTTPHeaderField: configuration.idempotencyKeyHeader)
+        let taskID = id?.isEmpty == false ? id! : TaskID.derive(from: request)
+        let entry = DurableEntry(
+            id: taskID, key: key, request: request, body: body, created: Date(), expiry: durability.expiry)
+        return DurableWrite(store: store, entry: entry, restored: false, report: configuration.durableOutcomes)
     }
 
     /// `first` then `second`, sharing either's storage when the other is empty.

@@ -109,6 +109,30 @@ public final class TaskPool: Sendable {
             connectivityObservation.withLock { $0 = observation }
             followConnectivity()
         }
+        if let store = configuration.durableStore { sendAgain(store.found, from: store) }
+    }
+
+    /// Sends again the durable writes an earlier pool left in `store`, under their ids and idempotency keys;
+    /// their outcomes go to ``Configuration/durableOutcomes``. One past its expiry is given up and told so.
+    private func sendAgain(_ entries: [DurableEntry], from store: DurableStore) {
+        let now = Date().timeIntervalSince1970
+        for entry in entries {
+            let write = DurableWrite(store: store, entry: entry, restored: true, report: configuration.durableOutcomes)
+            guard now < entry.expires else {
+                write.ended(with: .failure(.deadlineExceeded(seconds: entry.expires - entry.created)))
+                continue
+            }
+            let stored = StoredWrite(entry: entry)
+            // A write whose request cannot be built again (a store written by hand) is given up, told so.
+            do throws(NetworkError) {
+                _ = try makeRequest(stored)
+            } catch {
+                write.ended(with: .failure(error))
+                continue
+            }
+            // Its end is told by its durable stage.
+            send(stored, id: entry.id) { _ in }
+        }
     }
 
     /// Holds or starts the waiting tasks as the pool's connectivity monitor says now.
@@ -270,7 +294,10 @@ public final class TaskPool: Sendable {
         for case .stop(let work) in effects.others { work.stop() }
         var settled = State.Effects()
         if !effects.ended.isEmpty {
-            for (_, handle, outcome) in effects.ended { handle.plan.delivery?.taskEnded(with: outcome) }
+            for (_, handle, outcome) in effects.ended {
+                handle.plan.delivery?.taskEnded(with: outcome)
+                handle.plan.durable?.ended(with: outcome)
+            }
             state.withLock { $0.settled(effects.ended, at: MonotonicClock.now(), into: &settled) }
         }
         if effects.hasProgress {

@@ -42,4 +42,29 @@ func workingOfflineGuide() async throws {
     print(test.isWaitingForNetwork, test.task(id: "page 1")?.phase ?? .ended)  // true waiting for network
     switchboard.set(.online)  // the send leaves now
     // GUIDE-END
+
+    // GUIDE-BEGIN
+    struct Rate: Endpoint {
+        let movie: Int
+        let value: Double
+        var baseURL: String { "https://api.example.com/3" }
+        var path: String { "movie/\(movie)/rating" }
+        var method: HTTPMethod { .post }
+        var task: HTTPTask { .bodyParameters(["value": value]) }
+    }
+
+    let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
+    let writes = try DurableStore(directory: support.appendingPathComponent("PendingWrites"))
+    let app = TaskPool(
+        configuration: .init(
+            connectivity: network, durableStore: writes,
+            durableOutcomes: { outcome in
+                // A write sent again after a restart has no caller but this.
+                let status = (try? outcome.result.get().statusCode) ?? 0
+                print(outcome.id, outcome.restored ? "restored" : "", status, outcome.kept ? "kept" : "done")
+            }))
+
+    // Stored before it is sent; sent again by the next launch if the app dies first.
+    app.send(Rate(movie: 550, value: 8.5).durable(for: 7 * 86_400), id: "rate 550") { _ in }
+    // GUIDE-END
 }
