@@ -6,9 +6,9 @@
 //       retry policy and a deadline on every task. Passes when every send ended exactly once, each with a
 //       value or a typed error, no task outlived its deadline by more than a tenth of it plus a second (one
 //       retransmission timeout), and the pool is empty after.
-//   FaultLoad offline URL COUNT BRIEF
-//       Started with the link down: COUNT requests wait for the network and succeed once it is back, BRIEF ones
-//       end by their 3 s deadline meanwhile; described in Offline.swift.
+//   FaultLoad offline URL COUNT BRIEF WRITES
+//       Started with the link down: COUNT requests and WRITES durable ones wait for the network and succeed
+//       once it is back, BRIEF ones end by their 3 s deadline meanwhile; described in Offline.swift.
 //   FaultLoad download URL ORIGINAL_FILE steady|resumed
 //   FaultLoad upload URL ORIGINAL_FILE STORED_FILE
 //       One large transfer, described in Transfers.swift.

@@ -129,6 +129,39 @@ struct DurableWriteTests {
         #expect(await eventually { second.activeTasks.isEmpty })
         #expect(try DurableStore(directory: directory).pendingKeys.isEmpty)
         #expect(server.count() == 1)
+        // The same store given to one more pool: what is sent is not sent again.
+        let third = pool(store, outcomes)
+        #expect(third.activeTasks.isEmpty && server.count() == 1 && outcomes.all.count == 2)
+    }
+
+    @Test("a pool let go of while its durable write waits for the network keeps the write for the next pool")
+    func poolReleasedWhileWaiting() async throws {
+        let (port, scratch, directory) = try Self.closedPortAndStore()
+        defer { scratch.remove() }
+        let store = try DurableStore(directory: directory)
+        let outcomes = DurableOutcomes()
+        let ended = Locked<[Bool]>([])
+        do {
+            let offline = TaskPool(
+                configuration: .init(
+                    connectivity: ManualConnectivity(.offline), durableStore: store,
+                    durableOutcomes: { outcomes.add($0) }))
+            offline.send(Rating(baseURL: "http://127.0.0.1:\(port)").durable(), id: "rate 550") { result in
+                ended.withLock { $0.append(result.isCancelledFailure) }
+            }
+            #expect(offline.task(id: "rate 550")?.phase == .waitingForNetwork)
+        }
+        // Its caller hears the pool went away; the write stays.
+        #expect(ended.withLock { $0 } == [true])
+        #expect(outcomes.all.map(\.kept) == [true])
+        #expect(store.pendingKeys.count == 1)
+        let server = try MockServer(port: port)
+        defer { server.stop() }
+        server.enqueue(.json("{}", statusCode: 201))
+        _ = pool(store, outcomes)
+        #expect(await eventually { outcomes.all.count == 2 })
+        #expect(outcomes.all.last.map { $0.restored && !$0.kept } == true)
+        #expect(server.count() == 1 && store.pendingKeys.isEmpty)
     }
 
     @Test(

@@ -21,28 +21,36 @@ public final class DurableStore: Sendable {
     /// file changed by hand): deleted, never sent. A write cut short was never stored: its send had not
     /// returned.
     public let droppedEntries: Int
-    /// The writes on disk when the store was opened, oldest first.
-    let found: [DurableEntry]
 
     /// Opens the store in `directory`, creating it if needed; drops what a crash left half written.
     /// - Throws: ``NetworkError/fileAccessFailed(path:reason:)`` when the directory cannot be made or is a file.
     public init(directory: URL) throws(NetworkError) {
         self.directory = directory
-        var found: [DurableEntry] = []
         let (names, unfinished) = try RecordFile.openDirectory(directory)
-        var dropped = unfinished
+        droppedEntries = unfinished + Self.read(names, in: directory).dropped
+    }
+
+    /// The writes on disk now, oldest first; a file that is not a whole write is deleted.
+    func pending() -> [DurableEntry] {
+        Self.read((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [], in: directory).entries
+    }
+
+    /// The whole writes among `names`, oldest first, and how many files were not (deleted).
+    private static func read(_ names: [String], in directory: URL) -> (entries: [DurableEntry], dropped: Int) {
+        var entries: [DurableEntry] = []
+        var dropped = 0
         for name in names where name.hasSuffix(".write") {
             let url = directory.appendingPathComponent(name)
-            let key = String(name.dropLast(".write".count))
-            guard let data = try? Data(contentsOf: url), let entry = DurableEntry(decoding: data, key: key) else {
+            guard let data = try? Data(contentsOf: url),
+                let entry = DurableEntry(decoding: data, key: String(name.dropLast(".write".count)))
+            else {
                 try? FileManager.default.removeItem(at: url)
                 dropped += 1
                 continue
             }
-            found.append(entry)
+            entries.append(entry)
         }
-        self.found = found.sorted { $0.created < $1.created }
-        droppedEntries = dropped
+        return (entries.sorted { $0.created < $1.created }, dropped)
     }
 
     /// The idempotency keys of the writes on disk now.

@@ -50,12 +50,15 @@ final class DurableWrite: Sendable {
         self.report = report
     }
 
-    /// The task ended: the entry goes unless no answer came and it has not expired.
-    func ended(with outcome: Result<Response, NetworkError>) {
+    /// The task ended: the entry goes unless no answer came (or its pool went away before it was sent) and
+    /// it has not expired.
+    func ended(with outcome: Result<Response, NetworkError>, poolClosing: Bool) {
         let kept: Bool
         switch outcome {
         case .success: kept = false
         case .failure(.transport), .failure(.timedOut), .failure(.deadlineExceeded):
+            kept = Date().timeIntervalSince1970 < entry.expires
+        case .failure(.cancelled) where poolClosing:
             kept = Date().timeIntervalSince1970 < entry.expires
         case .failure: kept = false
         }

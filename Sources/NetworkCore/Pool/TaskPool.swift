@@ -76,6 +76,8 @@ public final class TaskPool: Sendable {
     /// whose tasks have no deadline has none). Touched only under the state's lock, in ``mutate(_:)``.
     private let timer = Locked<(any DispatchSourceTimer)?>(nil)
 
+    /// Whether the pool is going away (its `deinit`): the tasks it cancels then are not the app's cancels.
+    private let closing = Locked(false)
     /// The pool's subscription to its ``Configuration/connectivity`` monitor, kept while the pool lives.
     private let connectivityObservation = Locked<ConnectivityObservation?>(nil)
 
@@ -109,7 +111,7 @@ public final class TaskPool: Sendable {
             connectivityObservation.withLock { $0 = observation }
             followConnectivity()
         }
-        if let store = configuration.durableStore { sendAgain(store.found, from: store) }
+        if let store = configuration.durableStore { sendAgain(store.pending(), from: store) }
     }
 
     /// Sends again the durable writes an earlier pool left in `store`, under their ids and idempotency keys;
@@ -119,7 +121,8 @@ public final class TaskPool: Sendable {
         for entry in entries {
             let write = DurableWrite(store: store, entry: entry, restored: true, report: configuration.durableOutcomes)
             guard now < entry.expires else {
-                write.ended(with: .failure(.deadlineExceeded(seconds: entry.expires - entry.created)))
+                write.ended(
+                    with: .failure(.deadlineExceeded(seconds: entry.expires - entry.created)), poolClosing: false)
                 continue
             }
             let stored = StoredWrite(entry: entry)
@@ -127,7 +130,7 @@ public final class TaskPool: Sendable {
             do throws(NetworkError) {
                 _ = try makeRequest(stored)
             } catch {
-                write.ended(with: .failure(error))
+                write.ended(with: .failure(error), poolClosing: false)
                 continue
             }
             // Its end is told by its durable stage.
@@ -145,6 +148,8 @@ public final class TaskPool: Sendable {
 
     deinit {
         timer.withLock { $0?.cancel() }
+        // Durable writes still waiting are the app's, not this pool's: they stay for the next pool.
+        closing.withLock { $0 = true }
         // Tasks still waiting for a slot (a paused pool let go of): nothing would ever start them, so each
         // of their callers gets `cancelled`. A running task keeps its pool alive until it ends.
         mutate { state, effects in state.cancelQueued(at: MonotonicClock.now(), into: &effects) }
@@ -296,7 +301,7 @@ public final class TaskPool: Sendable {
         if !effects.ended.isEmpty {
             for (_, handle, outcome) in effects.ended {
                 handle.plan.delivery?.taskEnded(with: outcome)
-                handle.plan.durable?.ended(with: outcome)
+                handle.plan.durable.map { $0.ended(with: outcome, poolClosing: closing.withLock { $0 }) }
             }
             state.withLock { $0.settled(effects.ended, at: MonotonicClock.now(), into: &settled) }
         }
