@@ -508,6 +508,25 @@ struct SchedulingTests {
         #expect(server.requestOrder.count == 100)
     }
 
+    @Test("offline, a fresh stored answer is given at once from the cache; what the cache cannot answer waits")
+    func cacheWhileOffline() async throws {
+        let sent = Locked(0)
+        let network = ManualConnectivity()
+        let pool = TaskPool(
+            configuration: .init(
+                transport: StubTransport { _, _ in
+                    sent.withLock { $0 += 1 }
+                    return .json("{}", headers: ["Cache-Control": "max-age=600"])
+                }, cache: MemoryCacheStore(), connectivity: network))
+        _ = try await pool.send(TestEndpoint(path: "stored"))
+        network.set(.offline)
+        let answer = try await pool.send(TestEndpoint(path: "stored"))
+        #expect(answer.source == .cache && sent.withLock { $0 } == 1)
+        pool.send(TestEndpoint(path: "new"), id: "new") { _ in }
+        #expect(pool.task(id: "new")?.phase == .waitingForNetwork && sent.withLock { $0 } == 1)
+        #expect(pool.cancel(id: "new"))
+    }
+
     @Test(
         "a monitor's changes: each once, in order, to every observer until it is cancelled; the sequence starts with the value now"
     )
