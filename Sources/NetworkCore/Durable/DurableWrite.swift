@@ -53,15 +53,13 @@ final class DurableWrite: Sendable {
     /// The task ended: the entry goes unless no answer came (or its pool went away before it was sent) and
     /// it has not expired.
     func ended(with outcome: Result<Response, NetworkError>, poolClosing: Bool) {
-        let kept: Bool
+        let unanswered: Bool
         switch outcome {
-        case .success: kept = false
-        case .failure(.transport), .failure(.timedOut), .failure(.deadlineExceeded):
-            kept = Date().timeIntervalSince1970 < entry.expires
-        case .failure(.cancelled) where poolClosing:
-            kept = Date().timeIntervalSince1970 < entry.expires
-        case .failure: kept = false
+        case .success: unanswered = false
+        case .failure(let error):
+            unanswered = error.lostTheNetwork || error.isTimeout || (poolClosing && error.isCancelled)
         }
+        let kept = unanswered && Date().timeIntervalSince1970 < entry.expires
         if !kept { store.remove(entry.key) }
         report?(
             DurableOutcome(

@@ -271,7 +271,7 @@ extension PoolState {
             }
             // The network is gone and took the attempt with it: the next one waits for its return, not
             // for the backoff (its deadline still runs).
-            let awaitsNetwork = scheduler.isOffline && Self.lostTheNetwork(failure)
+            let awaitsNetwork = scheduler.isOffline && failure.lostTheNetwork
             let handle = update(key) { record -> Handle? in
                 record.attempt += 1
                 record.life = wait > 0 || awaitsNetwork ? .backingOff : .preparing(work: nil)
@@ -313,13 +313,5 @@ extension PoolState {
             return Begin(key: key, handle: handle, attempt: record.attempt)
         }
         if let begin = begin ?? nil { effects.begin(begin) }
-    }
-
-    /// Whether an attempt failed for want of the network (no answer came), not because of the server.
-    static func lostTheNetwork(_ failure: NetworkError) -> Bool {
-        switch failure {
-        case .transport, .timedOut: true
-        default: false
-        }
     }
 }

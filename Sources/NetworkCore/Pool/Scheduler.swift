@@ -5,8 +5,8 @@
 ///
 /// Invariant: a task waits only while it cannot run (the pool is paused or offline, or its host or the
 /// whole pool is full), because every change that frees a slot starts what it can (``release(host:)``,
-/// ``resume()``, ``setOffline(_:)``). Removing a waiting task (a cancel, its deadline) or giving it another priority marks
-/// its place stale, to be skipped when reached, so that neither walks a line.
+/// ``resume()``, ``setOffline(_:)``). Removing a waiting task (a cancel, its deadline) or giving it another
+/// priority marks its place stale, to be skipped when reached, so that neither walks a line.
 struct Scheduler<Element: Hashable> {
     /// One waiting task: the element and its ticket, the order in which tasks came (a new ticket on a
     /// new priority).

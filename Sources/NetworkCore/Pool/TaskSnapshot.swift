@@ -28,8 +28,8 @@ public struct TaskSnapshot: Hashable, Sendable, Codable {
     public let progress: TransferProgress
     /// When it was queued.
     public let startDate: Date
-    /// Its place in the pool's queue, from 1, while it waits (phase `"queued"`, or `"waiting for network"`); `nil` when it
-    /// runs, or in a snapshot taken of the task alone (``DataTask/snapshot``).
+    /// Its place in the pool's queue, from 1, while it waits (phase `"queued"`, or `"waiting for network"`);
+    /// `nil` when it runs, or in a snapshot taken of the task alone (``DataTask/snapshot``).
     public var queuePosition: Int?
     /// For a WebSocket, its messages each way and whether it is open (its ``phase`` is then `"open"`);
     /// `nil` for any other task.

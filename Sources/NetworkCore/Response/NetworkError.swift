@@ -76,6 +76,15 @@ extension NetworkError {
         return false
     }
 
+    /// Whether an attempt failed for want of the network (no answer came: a transport error, the request
+    /// timeout), not because of the server.
+    var lostTheNetwork: Bool {
+        switch self {
+        case .transport, .timedOut: true
+        default: false
+        }
+    }
+
     /// Whether the call timed out: the request timeout or the task's deadline.
     public var isTimeout: Bool {
         switch self {
