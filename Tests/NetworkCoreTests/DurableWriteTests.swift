@@ -165,6 +165,60 @@ struct DurableWriteTests {
     }
 
     @Test(
+        "a write kept while its pool runs goes again when the pool is told (sendKeptWrites) and when its monitor says the network is back: once at a time, under its first key"
+    )
+    func keptWritesGoAgainInTheSamePool() async throws {
+        let (port, scratch, directory) = try Self.closedPortAndStore()
+        defer { scratch.remove() }
+        let outcomes = DurableOutcomes()
+        let network = ManualConnectivity(.online)
+        let store = try DurableStore(directory: directory)
+        let pool = TaskPool(
+            configuration: .init(
+                interceptors: [BearerInterceptor()], connectivity: network, durableStore: store,
+                durableOutcomes: { outcomes.add($0) }))
+        await #expect(throws: NetworkError.self) {
+            try await pool.send(Rating(baseURL: "http://127.0.0.1:\(port)").durable(), id: "rate 550")
+        }
+        #expect(await eventually { outcomes.all.count == 1 })
+        let key = try #require(store.pendingKeys.first)
+        #expect(outcomes.all.map(\.kept) == [true])
+        // Told by the app, with the server still away: sent, kept again.
+        #expect(pool.sendKeptWrites() == 1)
+        #expect(await eventually { outcomes.all.count == 2 })
+        #expect(outcomes.all.last.map { $0.restored && $0.kept && $0.idempotencyKey == key } == true)
+        #expect(store.pendingKeys == [key])
+
+        // The server is back, and holds its answer until the test lets it go.
+        let answer = DispatchSemaphore(value: 0)
+        let server = try MockServer(port: port) { _ in
+            _ = answer.wait(timeout: .now() + 10)
+            return MockResponse(StubResponse(statusCode: 201))
+        }
+        defer { server.stop() }
+        network.set(.offline)
+        #expect(pool.activeTasks.isEmpty)
+        network.set(.online)
+        #expect(await eventually { server.count() == 1 })
+        // While it is being sent, neither the app nor the monitor sends it a second time.
+        #expect(pool.sendKeptWrites() == 0)
+        network.set(.offline)
+        network.set(.online)
+        #expect(pool.activeTasks.count == 1)
+        answer.signal()
+        #expect(await eventually { outcomes.all.count == 3 })
+        let told = try #require(outcomes.all.last)
+        #expect(told.restored && !told.kept && told.idempotencyKey == key && told.id == "rate 550")
+        #expect((try? told.result.get().statusCode) == 201)
+        #expect(await eventually { pool.activeTasks.isEmpty })
+        #expect(store.pendingKeys.isEmpty && pool.sendKeptWrites() == 0)
+        #expect(server.count() == 1)
+        let request = try #require(server.requests.first)
+        #expect(request.value(forHTTPHeaderField: "Idempotency-Key") == key)
+        #expect(request.value(forHTTPHeaderField: "Authorization") == "Bearer sekrit-token")
+    }
+
+    @Test(
         "three processes killed (SIGKILL) at random while they store writes to an unreachable server: a pool opened after sends every stored write once, each under one key"
     )
     func killedMidWrite() async throws {

@@ -21,6 +21,8 @@ public final class DurableStore: Sendable {
     /// file changed by hand): deleted, never sent. A write cut short was never stored: its send had not
     /// returned.
     public let droppedEntries: Int
+    /// The keys of the writes a task of this process is sending now (or is about to): not to be sent again.
+    private let sending = Locked<Set<String>>([])
 
     /// Opens the store in `directory`, creating it if needed; drops what a crash left half written.
     /// - Throws: ``NetworkError/fileAccessFailed(path:reason:)`` when the directory cannot be made or is a file.
@@ -30,9 +32,15 @@ public final class DurableStore: Sendable {
         droppedEntries = unfinished + Self.read(names, in: directory).dropped
     }
 
-    /// The writes on disk now, oldest first; a file that is not a whole write is deleted.
-    func pending() -> [DurableEntry] {
-        Self.read((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [], in: directory).entries
+    /// The writes on disk that no task of this process is sending, oldest first, now claimed for sending (each
+    /// until ``finish(_:keep:)``); a file that is not a whole write is deleted.
+    /// Read under the lock that `finish` takes: a write whose task ends meanwhile is either gone from the disk
+    /// or still claimed, never read back and sent a second time.
+    func claimPending() -> [DurableEntry] {
+        sending.withLock { sending in
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            return Self.read(names, in: directory).entries.filter { sending.insert($0.key).inserted }
+        }
     }
 
     /// The whole writes among `names`, oldest first, and how many files were not (deleted).
@@ -59,16 +67,22 @@ public final class DurableStore: Sendable {
         return names.filter { $0.hasSuffix(".write") }.map { String($0.dropLast(".write".count)) }.sorted()
     }
 
-    /// Writes `entry`; throws when it could not be written whole (a full disk): the write is then not sent.
+    /// Writes `entry`, claimed for its task; throws when it could not be written whole (a full disk): the
+    /// write is then not sent.
     func save(_ entry: DurableEntry) throws(NetworkError) {
+        sending.withLock { _ = $0.insert(entry.key) }
         guard RecordFile.write(entry.encoded(), to: url(entry.key)) else {
+            finish(entry.key, keep: false)
             throw .fileAccessFailed(path: url(entry.key).path, reason: "the durable write could not be stored")
         }
     }
 
-    /// Deletes the write under `key`.
-    func remove(_ key: String) {
-        try? FileManager.default.removeItem(at: url(key))
+    /// The task of the write under `key` has ended: the write is deleted unless `keep`, and may be claimed again.
+    func finish(_ key: String, keep: Bool) {
+        sending.withLock { sending in
+            if !keep { try? FileManager.default.removeItem(at: url(key)) }
+            sending.remove(key)
+        }
     }
 
     private func url(_ key: String) -> URL { directory.appendingPathComponent(key + ".write") }

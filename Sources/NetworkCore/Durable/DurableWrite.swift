@@ -28,10 +28,12 @@ public struct DurableOutcome: Sendable {
     public let url: String
     /// The server's accepted answer, or the error it ended with.
     public let result: Result<Response, NetworkError>
-    /// Whether a pool opened later sent it again from the store (its first caller is gone).
+    /// Whether it was sent again from the store (its first caller is gone): by a pool opened later, or by
+    /// ``TaskPool/sendKeptWrites()`` after it had been kept.
     public let restored: Bool
-    /// Whether it stays in the store, to be sent again by the next pool opened on it: it ended without an
-    /// answer from the server (the network, a timeout) before its expiry.
+    /// Whether it stays in the store, to be sent again (``TaskPool/sendKeptWrites()``, which a pool does when it
+    /// is made and when its connectivity monitor says the network is back): it ended without an answer from
+    /// the server (the network, a timeout) before its expiry.
     public let kept: Bool
 }
 
@@ -60,7 +62,7 @@ final class DurableWrite: Sendable {
             unanswered = error.lostTheNetwork || error.isTimeout || (poolClosing && error.isCancelled)
         }
         let kept = unanswered && Date().timeIntervalSince1970 < entry.expires
-        if !kept { store.remove(entry.key) }
+        store.finish(entry.key, keep: kept)
         report?(
             DurableOutcome(
                 id: entry.id, idempotencyKey: entry.key, url: Redactor.default.redact(entry.url), result: outcome,

@@ -136,12 +136,13 @@ extension TaskPool {
         }
         switch submitted {
         case .rejected(let error):
-            // Not sent, nor to be sent later.
-            if let durable, !durable.restored { durable.store.remove(durable.entry.key) }
+            // Not sent, nor to be sent later; a write from the store stays there.
+            if let durable { durable.store.finish(durable.entry.key, keep: durable.restored) }
             throw error
         case .joined(_, let handle, let token):
-            // The running task with its id is the one that writes (or is already written).
-            if let durable, !durable.restored { durable.store.remove(durable.entry.key) }
+            // The running task with its id is the one that writes (or is already written); a write from the
+            // store stays there, to be sent once that task has ended.
+            if let durable { durable.store.finish(durable.entry.key, keep: durable.restored) }
             return Sent(task: handle, token: token, begins: false)
         case .registered(_, let handle, let token, let begins):
             if admission.revalidates { revalidate(endpoint, id: handle.id) }

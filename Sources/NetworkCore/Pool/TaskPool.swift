@@ -111,7 +111,7 @@ public final class TaskPool: Sendable {
             connectivityObservation.withLock { $0 = observation }
             followConnectivity()
         }
-        if let store = configuration.durableStore { sendAgain(store.pending(), from: store) }
+        sendKeptWrites()
     }
 
     deinit {
