@@ -12,6 +12,7 @@ struct Invocation: Equatable {
         case search(query: String, page: Int)
         case poster(id: Int, size: String, out: String)
         case login(username: String, password: String)
+        case rate(id: Int, value: Double)
         case refreshDemo
         case help
     }
@@ -24,6 +25,8 @@ struct Invocation: Equatable {
     var record: String?
     var replay: String?
     var cache: String?
+    var offlineQueue: String?
+    var unreachable = false
 
     struct UsageError: Error, Equatable {
         let message: String
@@ -42,6 +45,9 @@ struct Invocation: Equatable {
           poster --id ID --out FILE [--size w500]
                           download a movie's poster to FILE, with a progress bar (offline: a bundled image)
           login --username U --password P
+          rate --id ID --value V
+                          rate a movie, 0.5 to 10 in steps of 0.5 (live: in the session named by
+                          TMDB_SESSION_ID or TMDB_GUEST_SESSION_ID; offline: the stand-in's guest session)
           refresh-demo    six calls start with an expired token; it is renewed once for all of them
           help
 
@@ -54,6 +60,11 @@ struct Invocation: Equatable {
           --replay FILE   answer every request from the HAR archive FILE instead of a server
           --cache DIR     keep answers in DIR; the next run asks the server first and, when it cannot
                           be reached, answers from DIR and says so
+          --offline-queue DIR
+                          make writes (rate) durable: one the server does not answer is kept in DIR, and
+                          the next run with the same DIR sends it, whatever its command, and says so
+          --unreachable   offline: the stand-in answers nothing, as a server that cannot be reached
+                          (to try --cache and --offline-queue without a network)
 
         Offline, movie ids from the fixtures work (550 is Fight Club, in full); login accepts demo / demo.
         Exit status: 0 success, 1 API or network error, 2 usage error.
@@ -83,7 +94,9 @@ struct Invocation: Equatable {
             case "--record": invocation.record = try value(for: argument)
             case "--replay": invocation.replay = try value(for: argument)
             case "--cache": invocation.cache = try value(for: argument)
-            case "--page", "--id", "--username", "--password", "--size", "--out":
+            case "--offline-queue": invocation.offlineQueue = try value(for: argument)
+            case "--unreachable": invocation.unreachable = true
+            case "--page", "--id", "--username", "--password", "--size", "--out", "--value":
                 guard values[argument] == nil else { throw UsageError(message: "\(argument) is given twice") }
                 values[argument] = try value(for: argument)
             default:
@@ -94,6 +107,10 @@ struct Invocation: Equatable {
         }
         if invocation.replay != nil, invocation.live || invocation.baseURL != nil {
             throw UsageError(message: "--replay answers from a file; it cannot be combined with --live or --base-url")
+        }
+        if invocation.unreachable, invocation.live || invocation.baseURL != nil || invocation.replay != nil {
+            throw UsageError(
+                message: "--unreachable stands in for a server offline; live, give --base-url a server that is down")
         }
         if let baseURL = invocation.baseURL {
             guard baseURL.hasPrefix("http://") || baseURL.hasPrefix("https://") else {
@@ -156,6 +173,14 @@ struct Invocation: Equatable {
                 throw UsageError(message: "login needs --username and --password")
             }
             return .login(username: username, password: password)
+        case "rate":
+            try allow(["--id", "--value"], in: values, for: name)
+            let id = try required(values, "--id", for: name)
+            guard let text = values["--value"] else { throw UsageError(message: "rate needs --value, 0.5 to 10") }
+            guard let value = Double(text), value.isFinite else {
+                throw UsageError(message: "--value takes a number such as 8.5, not '\(text)'")
+            }
+            return .rate(id: id, value: value)
         default:
             throw UsageError(message: "unknown command '\(name)'")
         }

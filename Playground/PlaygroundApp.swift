@@ -54,9 +54,29 @@ struct PlaygroundApp {
                 return 2
             }
         }
-        let app = PlaygroundApp(invocation: invocation, credential: credential, replay: replay, cache: cache)
+        var queue: DurableStore?
+        if let path = invocation.offlineQueue {
+            do {
+                queue = try DurableStore(directory: URL(fileURLWithPath: path))
+            } catch {
+                standardError(
+                    "error: --offline-queue cannot use \(path): \(error.localizedDescription)\n\n\(Invocation.usage)")
+                return 2
+            }
+        }
+        let session = Self.session(live: invocation.live, environment: environment)
+        if case .rate = invocation.command, session == nil {
+            standardError(
+                "error: rate needs a session with --live: TMDB_SESSION_ID (a user's, from login) or TMDB_GUEST_SESSION_ID\n\n\(Invocation.usage)"
+            )
+            return 2
+        }
+        let app = PlaygroundApp(
+            invocation: invocation, credential: credential, replay: replay, cache: cache, queue: queue, session: session
+        )
         let status = await app.run()
         if let note = app.cacheReport?.note { standardError(note) }
+        for note in await app.writesReport?.notesOnRestored(count: app.restoring) ?? [] { standardError(note) }
         if let path = invocation.record, let recorder = app.recorder {
             do {
                 try recorder.write(to: URL(fileURLWithPath: path))
@@ -73,10 +93,28 @@ struct PlaygroundApp {
     let recorder: HARRecorder?
     /// Notes answers that came from the cache, with `--cache`.
     let cacheReport: CacheReport?
+    /// Tells what became of durable writes, with `--offline-queue`.
+    let writesReport: WritesReport?
+    /// How many writes an earlier run left in the `--offline-queue` directory, sent again by this run's pool.
+    let restoring: Int
+    /// The session ratings are made in: the stand-in's guest session offline; live, the environment's.
+    let session: TMDBSession?
+    /// The `--offline-queue` store.
+    let queue: DurableStore?
+
+    /// The session named by `TMDB_SESSION_ID` or `TMDB_GUEST_SESSION_ID` live; offline, the stand-in's guest session.
+    static func session(live: Bool, environment: [String: String]) -> TMDBSession? {
+        guard live else { return .guest(guestSessionID: OfflineTMDB.guestSessionID, expiresAt: nil) }
+        if let id = environment["TMDB_SESSION_ID"], !id.isEmpty { return .user(sessionID: id) }
+        if let id = environment["TMDB_GUEST_SESSION_ID"], !id.isEmpty {
+            return .guest(guestSessionID: id, expiresAt: nil)
+        }
+        return nil
+    }
 
     init(
         invocation: Invocation, credential: TMDBCredential?, replay: HARReplayTransport? = nil,
-        cache: DiskCacheStore? = nil
+        cache: DiskCacheStore? = nil, queue: DurableStore? = nil, session: TMDBSession? = nil
     ) {
         self.invocation = invocation
         isOffline = !invocation.live
@@ -87,7 +125,10 @@ struct PlaygroundApp {
             environment = .production
         } else if isOffline {
             // The tour holds its four calls' answers until it has shown them in flight.
-            transport = HeldTransport(base: OfflineTMDB().transport(delay: 0.05), gate: answers)
+            let standIn: any Transport =
+                invocation.unreachable
+                ? StubTransport.failing(with: URLError(.cannotConnectToHost)) : OfflineTMDB().transport(delay: 0.05)
+            transport = HeldTransport(base: standIn, gate: answers)
             environment = .production
         } else {
             transport = URLSessionTransport()
@@ -99,12 +140,25 @@ struct PlaygroundApp {
         var loggers: [any NetworkLogger] = invocation.debug ? [ConsoleLogger()] : []
         if let cacheReport { loggers.append(cacheReport) }
         if let recorder { loggers.append(recorder) }  // answers from the cache never reach the transport
+        let configuration = TMDBConfiguration(
+            environment: environment, credential: isOffline ? .apiKey(OfflineTMDB.apiKey) : credential)
+        self.configuration = configuration
+        self.queue = queue
+        self.session = session
+        let writesReport = queue.map { _ in WritesReport() }
+        self.writesReport = writesReport
+        // Read before the pool, which sends them again as it is made.
+        restoring = queue?.pendingKeys.count ?? 0
+        let interceptors: [any RequestInterceptor] = queue == nil ? [] : [configuration.credentials(session: session)]
+        var outcomes: (@Sendable (DurableOutcome) -> Void)?
+        if let writesReport { outcomes = { writesReport.add($0) } }
         pool = TaskPool(
             configuration: .init(
                 transport: transport, logger: loggers.isEmpty ? nil : CombinedLogger(loggers), requestTimeout: 20,
-                stallThreshold: invocation.debug ? 2 : nil, cache: cache, cachePolicy: .networkFirst))
-        configuration = TMDBConfiguration(
-            environment: environment, credential: isOffline ? .apiKey(OfflineTMDB.apiKey) : credential)
+                // The store keeps no credential: a write sent again gets this run's key and session.
+                interceptors: interceptors,
+                stallThreshold: invocation.debug ? 2 : nil, cache: cache, cachePolicy: .networkFirst,
+                durableStore: queue, durableOutcomes: outcomes))
     }
 
     private var movies: MovieService { MovieService(pool: pool, configuration: configuration) }
@@ -142,6 +196,8 @@ struct PlaygroundApp {
                     try await auth.login(username: username, password: password)
                 }
                 print(invocation.json ? Render.json(session) : Render.login(session, username: username))
+            case .rate(let id, let value):
+                try await rate(id: id, value: value)
             case .poster(let id, let size, let out):
                 try await poster(id: id, size: ImageSize(rawValue: size), out: out)
             case .refreshDemo:
@@ -172,6 +228,37 @@ struct PlaygroundApp {
         } else {
             print(
                 "Saved the \(size.rawValue) poster of \(details.title) to \(file.path) (\(bytes) bytes, status \(response.statusCode))."
+            )
+        }
+    }
+
+    /// Rates a movie; with `--offline-queue`, a durable write: kept when the server cannot be reached.
+    private func rate(id: Int, value: Double) async throws(NetworkError) {
+        guard let session else {
+            throw .invalidEndpoint(url: configuration.environment.baseURL, reason: "rating needs a session")
+        }
+        let durability = queue.map { _ in Durability(expiry: 7 * 86_400) }
+        do {
+            let status = try await inspected { () async throws(NetworkError) in
+                try await movies.rate(id: id, value: value, session: session, durability: durability)
+            }
+            print(
+                invocation.json
+                    ? Render.json(
+                        Render.RatingJSON(
+                            id: id, value: value, queued: false, statusCode: status.statusCode,
+                            statusMessage: status.statusMessage))
+                    : "Rated movie \(id) \(value) of 10: \(status.statusMessage) (TMDB code \(status.statusCode)).")
+        } catch {
+            let taskID = movies.taskID(for: .rate(id: id, value: value))
+            guard let queue, let writesReport, await writesReport.wasKept(id: taskID) else { throw error }
+            let path = invocation.offlineQueue ?? queue.directory.path
+            print(
+                invocation.json
+                    ? Render.json(
+                        Render.RatingJSON(id: id, value: value, queued: true, statusCode: nil, statusMessage: nil))
+                    : "The server could not be reached: the rating of movie \(id) is kept in \(path), "
+                        + "and the next run with --offline-queue \(path) sends it."
             )
         }
     }
@@ -436,6 +523,49 @@ final class Renewals: @unchecked Sendable {
 /// Writes a line to standard error.
 func standardError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// What became of the durable writes (`--offline-queue`): this run's, and those an earlier run kept.
+final class WritesReport: @unchecked Sendable {
+    // @unchecked Sendable: `outcomes` is guarded by `lock`.
+    private let lock = NSLock()
+    private var outcomes: [DurableOutcome] = []
+
+    func add(_ outcome: DurableOutcome) { lock.withLock { outcomes.append(outcome) } }
+
+    /// Whether this run's write under `id` was kept; its outcome is told as its task ends, so it is awaited
+    /// a moment (at most a second).
+    func wasKept(id: String) async -> Bool {
+        for _ in 0..<100 {
+            if let outcome = lock.withLock({ outcomes.first { $0.id == id && !$0.restored } }) { return outcome.kept }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return false
+    }
+
+    /// One line for each of the `count` writes an earlier run kept, once each has ended (at most 30 seconds).
+    func notesOnRestored(count: Int) async -> [String] {
+        guard count > 0 else { return [] }
+        var restored: [DurableOutcome] = []
+        for _ in 0..<3_000 {
+            restored = lock.withLock { outcomes.filter(\.restored) }
+            if restored.count >= count { break }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        let waiting = count - restored.count
+        return restored.map { outcome in
+            let what = "a write kept by an earlier run, \(outcome.id),"
+            return switch outcome.result {
+            case .success(let response): "note: \(what) was sent: the server answered \(response.statusCode)"
+            case .failure where outcome.kept: "note: \(what) is kept again: the server could not be reached"
+            case .failure(let error): "note: \(what) failed: \(Render.error(error).dropFirst("error: ".count))"
+            }
+        }
+            + (waiting > 0
+                ? [
+                    "note: \(waiting) kept write\(waiting == 1 ? "" : "s") had no outcome yet; the next run sends \(waiting == 1 ? "it" : "them")"
+                ] : [])
+    }
 }
 
 /// Remembers the answers that came from the cache (`--cache`), to say so once the command has run.

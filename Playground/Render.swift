@@ -131,6 +131,15 @@ enum Render {
         let bytes: Int
     }
 
+    /// `rate --json`: the TMDB status, or `queued` when the server could not be reached.
+    struct RatingJSON: Encodable {
+        let id: Int
+        let value: Double
+        let queued: Bool
+        let statusCode: Int?
+        let statusMessage: String?
+    }
+
     static func json(_ value: some Encodable) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -42,6 +42,20 @@ extension MovieDBDocCommentContext {
     }
 }
 
+// Sources/MovieDB/Configuration/TMDBCredentialInterceptor.swift
+extension MovieDBDocCommentContext {
+    static func credentialInterceptor(key: String, sessionID: String, pendingWrites: URL) throws -> TaskPool {
+        // DOC Sources/MovieDB/Configuration/TMDBCredentialInterceptor.swift-BEGIN
+        let configuration = TMDBConfiguration(credential: .apiKey(key))
+        let pool = TaskPool(
+            configuration: .init(
+                interceptors: [configuration.credentials(session: .user(sessionID: sessionID))],
+                durableStore: try DurableStore(directory: pendingWrites)))
+        // DOC Sources/MovieDB/Configuration/TMDBCredentialInterceptor.swift-END
+        return pool
+    }
+}
+
 // Sources/MovieDB/Configuration/TMDBEnvironment.swift
 extension MovieDBDocCommentContext {
     static func environments() -> [TMDBEnvironment] {
@@ -87,6 +101,15 @@ extension MovieDBDocCommentContext {
         pool.cancel(id: movies.taskID(for: .nowPlaying(page: 1)))   // "movies.nowPlaying.page=1 production#…"
         // DOC Sources/MovieDB/Services/MovieService.swift-END
         _ = page
+    }
+
+    static func rate(configuration: TMDBConfiguration, session: TMDBSession, store: DurableStore) async throws {
+        // DOC Sources/MovieDB/Services/MovieService.swift-BEGIN
+        let pool = TaskPool(
+            configuration: .init(interceptors: [configuration.credentials(session: session)], durableStore: store))
+        try await MovieService(pool: pool, configuration: configuration)
+            .rate(id: 550, value: 8.5, session: session, durability: Durability(expiry: 7 * 86_400))
+        // DOC Sources/MovieDB/Services/MovieService.swift-END
     }
 
     static func poster(movies: MovieService, file: URL) async throws {

@@ -307,4 +307,126 @@ struct MovieImageTests {
         }
         #expect(seen.requests.count == 2)
     }
+
+    @Test("rate: a POST of the value in the session, TMDB's status back; a value TMDB does not take is refused unsent")
+    func rate() async throws {
+        let log = RequestLog()
+        let movies = MovieService(pool: offlinePool(log: log), configuration: offlineConfiguration)
+        let guest = TMDBSession.guest(guestSessionID: OfflineTMDB.guestSessionID, expiresAt: nil)
+        let status = try await movies.rate(id: 550, value: 8.5, session: guest)
+        #expect(status == TMDBStatus(success: true, statusCode: 1, statusMessage: "Success."))
+        let request = try #require(log.requests.last)
+        #expect(request.httpMethod == "POST" && request.url?.path == "/3/movie/550/rating")
+        #expect(request.queryItems["guest_session_id"] == OfflineTMDB.guestSessionID)
+        #expect(request.queryItems["api_key"] == OfflineTMDB.apiKey)
+        #expect(request.httpBody == Data(#"{"value":8.5}"#.utf8))
+        #expect(MovieEndpoint.rate(id: 550, value: 8.5).taskID == "movies.rate.id=550.value=8.5")
+        for value in [0, 0.25, 8.3, 10.5, -1, .nan, .infinity] {
+            let error = await failure { () async throws(NetworkError) in
+                try await movies.rate(id: 550, value: value, session: guest)
+            }
+            guard case .invalidEndpoint(let url, let reason) = error else {
+                Issue.record("\(value): \(String(describing: error))")
+                continue
+            }
+            #expect(url == "https://api.themoviedb.org/3/movie/550/rating")
+            #expect(reason == "a rating is 0.5 to 10 in steps of 0.5, not \(value)")
+        }
+        #expect(log.requests.count == 1)
+        // TMDB's own refusals, typed with its codes.
+        let stranger = await failure { () async throws(NetworkError) in
+            try await movies.rate(id: 550, value: 8, session: .user(sessionID: "not-a-session"))
+        }
+        #expect(stranger?.statusCode == 401 && stranger?.serverError?.code == 3)
+        let unknown = await failure { () async throws(NetworkError) in
+            try await movies.rate(id: 1, value: 8, session: guest)
+        }
+        #expect(unknown?.statusCode == 404 && unknown?.serverError?.code == 34)
+        // A durable rating needs a pool with a store.
+        let durable = await failure { () async throws(NetworkError) in
+            try await movies.rate(id: 550, value: 8, session: guest, durability: Durability())
+        }
+        guard case .invalidEndpoint(_, let reason) = durable else {
+            Issue.record("\(String(describing: durable))")
+            return
+        }
+        #expect(reason.contains("durableStore"))
+        #expect(log.requests.count == 3)
+    }
+
+    @Test(
+        "the stand-in's rating route answers as TMDB does",
+        arguments: [
+            (#"{"value": 0}"#, "guest_session_id=\(OfflineTMDB.guestSessionID)", 400, 18),
+            (#"{"value": 10.5}"#, "guest_session_id=\(OfflineTMDB.guestSessionID)", 400, 19),
+            (#"{"value": 7.3}"#, "guest_session_id=\(OfflineTMDB.guestSessionID)", 400, 20),
+            (#"{}"#, "guest_session_id=\(OfflineTMDB.guestSessionID)", 400, 18),
+            (#"{"value": 7}"#, "", 401, 3),
+            (#"{"value": 7}"#, "guest_session_id=other", 401, 3),
+            (#"{"value": 7}"#, "session_id=79191836ddaa0da3df76a5ffef6f07ad6ab0c641", 201, 1),
+            (#"{"value": 10}"#, "guest_session_id=\(OfflineTMDB.guestSessionID)", 201, 1),
+        ])
+    func standInRating(body: String, session: String, status: Int, code: Int) throws {
+        var request = URLRequest(
+            url: URL(string: "https://api.themoviedb.org/3/movie/550/rating?api_key=k&\(session)")!)
+        request.httpMethod = "POST"
+        request.httpBody = Data(body.utf8)
+        let answer = OfflineTMDB().respond(to: request)
+        #expect(answer.statusCode == status)
+        let object = try JSONSerialization.jsonObject(with: answer.body) as? [String: Any]
+        #expect(object?["status_code"] as? Int == code)
+        #expect(answer.headers["Cache-Control"] == nil)
+    }
+
+    @Test(
+        "TMDBCredentialInterceptor adds what a request lacks: the credential to the environment's requests, the session to writes",
+        arguments: [
+            // credential, method, URL, Authorization header → URL, Authorization header
+            (
+                TMDBCredential.apiKey("k"), "GET", "https://api.themoviedb.org/3/movie/550", nil,
+                "https://api.themoviedb.org/3/movie/550?api_key=k", nil
+            ),
+            (
+                .apiKey("k"), "POST", "https://api.themoviedb.org/3/movie/550/rating?api_key=mine", nil,
+                "https://api.themoviedb.org/3/movie/550/rating?api_key=mine&session_id=s%26%3D1", nil
+            ),
+            (
+                .apiKey("k&=+"), "POST", "https://api.themoviedb.org/3/search/movie?query=a%20b+c", nil,
+                "https://api.themoviedb.org/3/search/movie?query=a%20b+c&api_key=k%26%3D%2B&session_id=s%26%3D1", nil
+            ),
+            (
+                .apiKey("k"), "DELETE", "https://api.themoviedb.org/3/movie/550/rating?guest_session_id=g", nil,
+                "https://api.themoviedb.org/3/movie/550/rating?guest_session_id=g&api_key=k", nil
+            ),
+            (
+                .readAccessToken("t"), "POST", "https://api.themoviedb.org/3/movie/550/rating", nil,
+                "https://api.themoviedb.org/3/movie/550/rating?session_id=s%26%3D1", "Bearer t"
+            ),
+            (
+                .readAccessToken("t"), "GET", "https://api.themoviedb.org/3/movie/550", "Bearer mine",
+                "https://api.themoviedb.org/3/movie/550", "Bearer mine"
+            ),
+            (
+                .apiKey("k"), "POST", "https://image.tmdb.org/t/p/w500/a.jpg", nil,
+                "https://image.tmdb.org/t/p/w500/a.jpg", nil
+            ),
+            (
+                .apiKey("k"), "GET", "https://api.themoviedb.org/30/movie", nil, "https://api.themoviedb.org/30/movie",
+                nil
+            ),
+        ] as [(TMDBCredential, String, String, String?, String, String?)])
+    func credentialInterceptor(
+        credential: TMDBCredential, method: String, url: String, authorization: String?, expectedURL: String,
+        expectedAuthorization: String?
+    ) async throws {
+        let configuration = TMDBConfiguration(credential: credential)
+        var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = method
+        request.setValue(authorization, forHTTPHeaderField: "Authorization")
+        let context = AttemptContext(taskID: "t", attempt: 1, method: HTTPMethod(rawValue: method))
+        let adapted = try await configuration.credentials(session: .user(sessionID: "s&=1"))
+            .adapt(request, context: context)
+        #expect(adapted.url?.absoluteString == expectedURL)
+        #expect(adapted.value(forHTTPHeaderField: "Authorization") == expectedAuthorization)
+    }
 }

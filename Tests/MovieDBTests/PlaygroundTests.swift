@@ -233,6 +233,88 @@ struct PlaygroundBinaryTests {
         }
     }
 
+    @Test(
+        "--offline-queue DIR: a rating the stand-in cannot take (--unreachable) is kept, without a secret; the next run sends it once, whatever its command"
+    )
+    func offlineQueue() async throws {
+        let queue = FileManager.default.temporaryDirectory.appendingPathComponent("playground-queue-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: queue) }
+        let kept = try await PlaygroundRun.run(
+            ["rate", "--id", "550", "--value", "8.5", "--offline-queue", queue, "--unreachable"])
+        #expect(kept.status == 0, "\(kept.errors)")
+        #expect(
+            kept.output.contains(
+                "The server could not be reached: the rating of movie 550 is kept in \(queue), and the next run with --offline-queue \(queue) sends it."
+            ))
+        let files = try FileManager.default.contentsOfDirectory(atPath: queue)
+        #expect(files.count == 1)
+        let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: queue + "/" + files[0])), as: UTF8.self)
+        #expect(text.contains("movie\\/550\\/rating") && text.contains("8.5"))
+        #expect(!text.contains(OfflineTMDB.apiKey) && !text.contains(OfflineTMDB.guestSessionID))
+        // Still unreachable: kept again, and said so.
+        let again = try await PlaygroundRun.run(["popular", "--offline-queue", queue, "--unreachable"])
+        #expect(again.status == 1)
+        #expect(again.errors.contains("is kept again: the server could not be reached"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: queue) == files)
+        // The stand-in answers: the rating goes (with this run's key and session), and the command runs as ever.
+        let sent = try await PlaygroundRun.run(["popular", "--offline-queue", queue])
+        #expect(sent.status == 0, "\(sent.errors)")
+        #expect(sent.output.contains("Popular, page 1 of 1 (5 movies)"))
+        #expect(
+            sent.errors.contains("note: a write kept by an earlier run, movies.rate.id=550.value=8.5 production#")
+                && sent.errors.contains("was sent: the server answered 201"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: queue).isEmpty)
+        let nothing = try await PlaygroundRun.run(["popular", "--offline-queue", queue])
+        #expect(nothing.status == 0 && nothing.errors.isEmpty)
+        // A rating the stand-in answers is not kept: a 400 is its final word.
+        let refused = try await PlaygroundRun.run(["rate", "--id", "550", "--value", "11", "--offline-queue", queue])
+        #expect(refused.status == 1)
+        #expect(refused.errors.hasPrefix("error: Invalid endpoint"))
+        #expect(refused.errors.contains("a rating is 0.5 to 10 in steps of 0.5, not 11.0"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: queue).isEmpty)
+    }
+
+    @Test(
+        "--offline-queue over HTTP: a rating made while the server is down reaches it on the next run once, under its first idempotency key, the key and session added then"
+    )
+    func offlineQueueOverHTTP() async throws {
+        let down = try MockServer()
+        let port = down.port
+        down.stop()
+        let queue = FileManager.default.temporaryDirectory.appendingPathComponent("playground-queue-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: queue) }
+        let baseURL = "http://127.0.0.1:\(port)/3"
+        let environment = ["TMDB_API_KEY": "local-key", "TMDB_GUEST_SESSION_ID": OfflineTMDB.guestSessionID]
+        let kept = try await PlaygroundRun.run(
+            ["rate", "--id", "550", "--value", "7", "--json", "--base-url", baseURL, "--offline-queue", queue],
+            environment: environment)
+        #expect(kept.status == 0, "\(kept.errors)")
+        #expect(kept.json?["queued"] as? Bool == true && kept.json?["id"] as? Int == 550)
+        let key = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: queue).first?.split(separator: ".").first)
+        let tmdb = OfflineTMDB()
+        let server = try MockServer(port: port) { MockResponse(tmdb.respond(to: $0.urlRequest)) }
+        defer { server.stop() }
+        let sent = try await PlaygroundRun.run(
+            ["details", "--id", "550", "--base-url", baseURL, "--offline-queue", queue], environment: environment)
+        #expect(sent.status == 0, "\(sent.errors)")
+        #expect(sent.errors.contains("was sent: the server answered 201"))
+        let ratings = server.requests.filter { $0.method == .post }
+        #expect(ratings.count == 1 && server.requests.count == 2)
+        let rating = try #require(ratings.first)
+        #expect(rating.path == "/3/movie/550/rating")
+        #expect(rating.value(forHTTPHeaderField: "Idempotency-Key") == String(key))
+        #expect(rating.url?.query?.contains("api_key=local-key") == true)
+        #expect(rating.url?.query?.contains("guest_session_id=\(OfflineTMDB.guestSessionID)") == true)
+        #expect(rating.httpBody.map { String(decoding: $0, as: UTF8.self) } == #"{"value":7.0}"#)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: queue).isEmpty)
+        // Live, a rating needs a session from the environment.
+        let noSession = try await PlaygroundRun.run(
+            ["rate", "--id", "550", "--value", "7", "--base-url", baseURL], environment: ["TMDB_API_KEY": "local-key"])
+        #expect(noSession.status == 2)
+        #expect(noSession.errors.hasPrefix("error: rate needs a session with --live"))
+    }
+
     @Test("--cache with a file where the directory should be is a usage error")
     func cacheOnAFile() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("playground-cache-file-\(UUID())")
@@ -282,9 +364,27 @@ struct InvocationTests {
             (["refresh-demo"], .refreshDemo),
             (["poster", "--id", "550", "--out", "p.jpg"], .poster(id: 550, size: "w500", out: "p.jpg")),
             (["poster", "--size", "original", "--id", "5", "--out", "o"], .poster(id: 5, size: "original", out: "o")),
+            (["rate", "--id", "550", "--value", "8.5"], .rate(id: 550, value: 8.5)),
         ])
     func parses(arguments: [String], command: Invocation.Command) throws {
         #expect(try Invocation.parse(arguments).command == command)
+    }
+
+    @Test(
+        "rate and --unreachable refuse what they cannot do",
+        arguments: [
+            (["rate", "--id", "550"], "rate needs --value, 0.5 to 10"),
+            (["rate", "--id", "550", "--value", "high"], "--value takes a number such as 8.5, not 'high'"),
+            (["rate", "--value", "8"], "rate needs --id"),
+            (["popular", "--value", "8"], "popular does not take --value"),
+            (
+                ["popular", "--unreachable", "--base-url", "http://127.0.0.1:1"],
+                "--unreachable stands in for a server offline; live, give --base-url a server that is down"
+            ),
+            (["popular", "--offline-queue"], "--offline-queue needs a value"),
+        ])
+    func rateRefusals(arguments: [String], message: String) {
+        #expect(throws: Invocation.UsageError(message: message)) { try Invocation.parse(arguments) }
     }
 
     @Test("--base-url implies --live; flags are read anywhere")

@@ -22,6 +22,10 @@ public enum MovieEndpoint: Endpoint, Hashable {
     case videos(id: Int, language: String? = nil)
     /// `GET search/movie`.
     case search(query: String, page: Int, includeAdult: Bool = false, year: Int? = nil, language: String? = nil)
+    /// `POST movie/{id}/rating`: the user's rating of a movie, 0.5 to 10 in steps of 0.5. TMDB needs a
+    /// session for it (``TMDBConfiguration/prepare(_:session:)``); ``MovieService/rate(id:value:session:durability:)``
+    /// checks the value first.
+    case rate(id: Int, value: Double)
 
     /// `https://api.themoviedb.org/3`.
     public var baseURL: String { TMDBEnvironment.production.baseURL }
@@ -40,6 +44,15 @@ public enum MovieEndpoint: Endpoint, Hashable {
         case .recommendations(let id, _, _): "movie/\(id)/recommendations"
         case .videos(let id, _): "movie/\(id)/videos"
         case .search: "search/movie"
+        case .rate(let id, _): "movie/\(id)/rating"
+        }
+    }
+
+    /// `POST` for ``rate(id:value:)``; `GET` for every other call.
+    public var method: HTTPMethod {
+        switch self {
+        case .rate: .post
+        default: .get
         }
     }
 
@@ -57,6 +70,8 @@ public enum MovieEndpoint: Endpoint, Hashable {
             .urlParameters([
                 "query": query, "page": page, "include_adult": includeAdult, "year": year, "language": language,
             ])
+        case .rate(_, let value):
+            .bodyParameters(["value": value])
         }
     }
 
@@ -71,6 +86,7 @@ public enum MovieEndpoint: Endpoint, Hashable {
         case .recommendations: TMDBFixtures.data(.recommendations)
         case .videos: TMDBFixtures.data(.videos)
         case .search: TMDBFixtures.data(.search)
+        case .rate: TMDBFixtures.data(.ratingAdded)
         }
     }
 
@@ -97,6 +113,7 @@ public enum MovieEndpoint: Endpoint, Hashable {
         case .search(let query, let page, let includeAdult, let year, let language):
             "movies.search.query=\(query).page=\(page)" + (includeAdult ? ".includeAdult=true" : "")
                 + optional("year", year) + optional("language", language)
+        case .rate(let id, let value): "movies.rate.id=\(id).value=\(value)"
         }
     }
 }

@@ -18,7 +18,10 @@ import NetworkCore
 /// - images on the image host (`/t/p/{size}/{file}.jpg`) need no credential; each is the bundled
 ///   poster (``TMDBFixtures/poster``);
 /// - login succeeds for ``username`` / ``password`` only (otherwise 401, code 30), and a
-///   session is only created from the fixture's request token (otherwise 401, code 17).
+///   session is only created from the fixture's request token (otherwise 401, code 17);
+/// - a rating (`POST movie/{id}/rating`) needs the fixtures' session or guest session
+///   (``guestSessionID``; otherwise 401, code 3) and a value from 0.5 to 10 in steps of 0.5 (otherwise
+///   400, codes 18, 19 and 20); it is answered 201, code 1, and kept by nobody.
 public struct OfflineTMDB: Sendable {
     /// A key offline mode accepts.
     public static let apiKey = "offline-demo-key"
@@ -26,6 +29,10 @@ public struct OfflineTMDB: Sendable {
     public static let username = "demo"
     /// The password login accepts.
     public static let password = "demo"
+    /// The guest session a rating may be made in: the one `authentication/guest_session/new` hands out.
+    public static var guestSessionID: String {
+        object(.guestSession)?["guest_session_id"] as? String ?? ""
+    }
 
     private static let genreNames = [
         12: "Adventure", 14: "Fantasy", 16: "Animation", 18: "Drama", 28: "Action", 35: "Comedy", 53: "Thriller",
@@ -105,6 +112,8 @@ public struct OfflineTMDB: Sendable {
         case ("GET", ["search", "movie"]): return search(query)
         case ("GET", let path) where path.count >= 2 && path[0] == "movie" && Int(path[1]) != nil:
             return movie(id: Int(path[1])!, rest: Array(path.dropFirst(2)), query: query)
+        case ("POST", let path) where path.count == 3 && path[0] == "movie" && path[2] == "rating":
+            return rate(movie: Int(path[1]) ?? 0, query: query, body: body)
         case ("GET", ["authentication", "token", "new"]): return fixture(.newToken)
         case ("GET", ["authentication", "guest_session", "new"]): return fixture(.guestSession)
         case ("POST", ["authentication", "token", "validate_with_login"]): return validate(body)
@@ -171,6 +180,31 @@ public struct OfflineTMDB: Sendable {
         default:
             return fixture(.notFound, status: 404)
         }
+    }
+
+    private func rate(movie id: Int, query: [String: String], body: [String: Any]) -> StubResponse {
+        guard query["session_id"].map({ $0 == fixtureSession }) ?? (query["guest_session_id"] == Self.guestSessionID)
+        else { return fixture(.noPermission, status: 401) }
+        guard Self.knownMovies.contains(where: { $0["id"] as? Int == id }) else {
+            return fixture(.notFound, status: 404)
+        }
+        let value = body["value"] as? Double ?? 0
+        let refusal: (code: Int, message: String)? =
+            if value <= 0 {
+                (18, "Value too low: Value must be greater than 0.0.")
+            } else if value > 10 {
+                (19, "Value too high: Value must be less than, or equal to, 10.0.")
+            } else if (value * 2).rounded() != value * 2 {
+                (20, "Value invalid: Values must be a multiple of 0.50.")
+            } else {
+                nil
+            }
+        if let refusal {
+            var response = json(["success": false, "status_code": refusal.code, "status_message": refusal.message])
+            response.statusCode = 400
+            return response
+        }
+        return fixture(.ratingAdded, status: 201)
     }
 
     private func validate(_ body: [String: Any]) -> StubResponse {

@@ -31,6 +31,8 @@ public enum TMDBFixtures {
         case deleteSession = "session_deleted"
         /// `authentication/guest_session/new`.
         case guestSession = "guest_session_new"
+        /// `POST movie/{id}/rating`: 201, status code 1.
+        case ratingAdded = "rating_added"
         /// 422, `{"errors": ["query must be provided"]}`: TMDB's shape for a rejected parameter.
         case validationError = "error_validation"
         /// 401, status code 7.

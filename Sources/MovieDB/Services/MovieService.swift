@@ -64,6 +64,44 @@ public struct MovieService: Sendable {
         try await send(.search(query: query, page: page, language: configuration.language))
     }
 
+    /// Rates movie `id` with `value` (0.5 to 10, in steps of 0.5) in `session`: a user's or a guest's
+    /// (``AuthService``). The answer is TMDB's status: code 1 for a new rating, 12 for a changed one.
+    ///
+    /// With a `durability`, the rating is a durable write: kept in the pool's `DurableStore` before it is
+    /// sent, with an idempotency key, and sent again by the next pool opened on the store when it ends
+    /// without an answer from TMDB (no network, TMDB unreachable), until `durability`'s expiry. The store
+    /// writes no credential and no session: give that pool ``TMDBConfiguration/credentials(session:)`` as an
+    /// interceptor, so they are added when the rating is sent again.
+    /// ```swift
+    /// let pool = TaskPool(
+    ///     configuration: .init(interceptors: [configuration.credentials(session: session)], durableStore: store))
+    /// try await MovieService(pool: pool, configuration: configuration)
+    ///     .rate(id: 550, value: 8.5, session: session, durability: Durability(expiry: 7 * 86_400))
+    /// ```
+    /// It runs under ``taskID(for:)`` of ``MovieEndpoint/rate(id:value:)``, e.g. `"movies.rate.id=550.value=8.5 …"`:
+    /// two ratings of one movie with different values are two tasks.
+    /// - Throws: ``NetworkError/invalidEndpoint(url:reason:)`` for a value TMDB does not take, or a durable
+    ///   rating on a pool without a store; any error of `TaskPool/send(_:id:)`, TMDB's own as
+    ///   `httpStatus` (401 with code 3 for a session it does not know, 404 with code 34 for a movie).
+    @discardableResult
+    public func rate(
+        id: Int, value: Double, session: TMDBSession, durability: Durability? = nil
+    ) async throws(NetworkError) -> TMDBStatus {
+        let endpoint = MovieEndpoint.rate(id: id, value: value)
+        guard value >= 0.5, value <= 10, (value * 2).rounded() == value * 2 else {
+            throw .invalidEndpoint(
+                url: configuration.environment.baseURL + "/" + endpoint.path,
+                reason: "a rating is 0.5 to 10 in steps of 0.5, not \(value)")
+        }
+        let prepared = configuration.prepare(endpoint, session: session)
+        let parser = DecodableParser<TMDBStatus>()
+        if let durability {
+            return try await pool.send(
+                prepared.durable(for: durability.expiry), parser: parser, id: taskID(for: endpoint))
+        }
+        return try await pool.send(prepared, parser: parser, id: taskID(for: endpoint))
+    }
+
     /// Downloads the movie's poster at `size` to `file` (replacing a file there), from the environment's
     /// image host, and returns the response (``Response/fileURL`` is `file`). `progress` is told the
     /// bytes as they arrive. It runs under the image's ``ImageEndpoint/taskID``, e.g.
