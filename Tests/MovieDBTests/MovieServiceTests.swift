@@ -342,15 +342,29 @@ struct MovieImageTests {
             try await movies.rate(id: 1, value: 8, session: guest)
         }
         #expect(unknown?.statusCode == 404 && unknown?.serverError?.code == 34)
-        // A durable rating needs a pool with a store.
-        let durable = await failure { () async throws(NetworkError) in
+        // A durable rating needs the interceptor that adds the credential and session again, and a store.
+        let withoutInterceptor = await failure { () async throws(NetworkError) in
             try await movies.rate(id: 550, value: 8, session: guest, durability: Durability())
         }
-        guard case .invalidEndpoint(_, let reason) = durable else {
-            Issue.record("\(String(describing: durable))")
+        guard case .invalidEndpoint(_, let reason) = withoutInterceptor else {
+            Issue.record("\(String(describing: withoutInterceptor))")
             return
         }
-        #expect(reason.contains("durableStore"))
+        #expect(reason.hasPrefix("a durable rating needs configuration.credentials(session:) among the pool's"))
+        let storeless = MovieService(
+            pool: TaskPool(
+                configuration: .init(
+                    transport: OfflineTMDB().transport(),
+                    interceptors: [offlineConfiguration.credentials(session: guest)])),
+            configuration: offlineConfiguration)
+        let withoutStore = await failure { () async throws(NetworkError) in
+            try await storeless.rate(id: 550, value: 8, session: guest, durability: Durability())
+        }
+        guard case .invalidEndpoint(_, let storeReason) = withoutStore else {
+            Issue.record("\(String(describing: withoutStore))")
+            return
+        }
+        #expect(storeReason.contains("durableStore"))
         #expect(log.requests.count == 3)
     }
 

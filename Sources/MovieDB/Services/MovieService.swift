@@ -81,7 +81,7 @@ public struct MovieService: Sendable {
     /// It runs under ``taskID(for:)`` of ``MovieEndpoint/rate(id:value:)``, e.g. `"movies.rate.id=550.value=8.5 …"`:
     /// two ratings of one movie with different values are two tasks.
     /// - Throws: ``NetworkError/invalidEndpoint(url:reason:)`` for a value TMDB does not take, or a durable
-    ///   rating on a pool without a store; any error of `TaskPool/send(_:id:)`, TMDB's own as
+    ///   rating on a pool without a store or without a ``TMDBCredentialInterceptor``; any error of `TaskPool/send(_:id:)`, TMDB's own as
     ///   `httpStatus` (401 with code 3 for a session it does not know, 404 with code 34 for a movie).
     @discardableResult
     public func rate(
@@ -92,6 +92,13 @@ public struct MovieService: Sendable {
             throw .invalidEndpoint(
                 url: configuration.environment.baseURL + "/" + endpoint.path,
                 reason: "a rating is 0.5 to 10 in steps of 0.5, not \(value)")
+        }
+        if durability != nil, !pool.configuration.interceptors.contains(where: { $0 is TMDBCredentialInterceptor }) {
+            throw .invalidEndpoint(
+                url: configuration.environment.baseURL + "/" + endpoint.path,
+                reason:
+                    "a durable rating needs configuration.credentials(session:) among the pool's interceptors: the store keeps neither the credential nor the session, and a rating sent again after a restart needs both"
+            )
         }
         let prepared = configuration.prepare(endpoint, session: session)
         let parser = DecodableParser<TMDBStatus>()
