@@ -119,7 +119,10 @@ if way == "durable-kill" {
     // Not a cancel: COUNT durable writes (ids `$NETWORKCORE_DURABLE_ROUND-N`) to $NETWORKCORE_DURABLE_URL, where
     // nothing listens, from four threads, into a DurableStore in $NETWORKCORE_DURABLE_DIR; the process kills
     // itself with SIGKILL at a random moment, mid-write often (`DurableWriteTests`). Each write whose send has
-    // returned (it is stored) is written to standard output, unbuffered, as "stored ID"; its path names its id.
+    // returned (it is stored) is written to standard output, unbuffered, as "stored ID"; its path names its id;
+    // each attempt's end, as "attempted ID KEY".
+    // With $NETWORKCORE_DURABLE_KILL set to `after-stored`, the random moment comes once all COUNT are stored,
+    // while the pool sends its kept writes again and again.
     let environment = ProcessInfo.processInfo.environment
     guard let path = environment["NETWORKCORE_DURABLE_DIR"], let url = environment["NETWORKCORE_DURABLE_URL"],
         let round = environment["NETWORKCORE_DURABLE_ROUND"]
@@ -134,8 +137,19 @@ if way == "durable-kill" {
             .data(Data(repeating: UInt8(index % 256), count: 32 << 10), contentType: "application/octet-stream")
         }
     }
+    /// How many writes are stored; `keys` guards it.
+    final class Count: @unchecked Sendable { var value = 0 }
     let keys = NSLock()
-    let pool = TaskPool(configuration: .init(durableStore: try DurableStore(directory: URL(fileURLWithPath: path))))
+    let stored = Count()
+    // Each attempt that ended without an answer, with its key, as "attempted ID KEY".
+    let pool = TaskPool(
+        configuration: .init(
+            durableStore: try DurableStore(directory: URL(fileURLWithPath: path)),
+            durableOutcomes: { outcome in
+                keys.withLock {
+                    FileHandle.standardOutput.write(Data("attempted \(outcome.id) \(outcome.idempotencyKey)\n".utf8))
+                }
+            }))
     for lane in 0..<4 {
         Thread.detachNewThread {
             for index in stride(from: lane, to: count, by: 4) {
@@ -143,12 +157,23 @@ if way == "durable-kill" {
                 pool.send(Write(baseURL: url, id: id, index: index).durable(), id: id) { _ in }
                 keys.lock()
                 FileHandle.standardOutput.write(Data("stored \(id)\n".utf8))
+                stored.value += 1
                 keys.unlock()
             }
         }
     }
     let killAfter = UInt32(ProcessInfo.processInfo.environment["NETWORKCORE_DURABLE_KILL_MS"].flatMap(Int.init) ?? 600)
-    usleep(UInt32.random(in: 0..<killAfter) * 1_000)
+    if environment["NETWORKCORE_DURABLE_KILL"] == "after-stored" {
+        let give = Date().addingTimeInterval(30)
+        while keys.withLock({ stored.value }) < count, Date() < give { usleep(1_000) }
+        let killAt = Date().addingTimeInterval(Double.random(in: 0..<Double(killAfter) / 1_000))
+        while Date() < killAt {
+            pool.sendKeptWrites()
+            usleep(500)
+        }
+    } else {
+        usleep(UInt32.random(in: 0..<killAfter) * 1_000)
+    }
     kill(getpid(), SIGKILL)
 }
 if way == "connectivity" {

@@ -219,22 +219,28 @@ struct DurableWriteTests {
     }
 
     @Test(
-        "three processes killed (SIGKILL) at random while they store writes to an unreachable server: a pool opened after sends every stored write once, each under one key"
+        "processes killed (SIGKILL) at random while they store writes to an unreachable server, and one after storing all 50 while it sends them again: a pool opened after sends every stored write once, each under one key"
     )
     func killedMidWrite() async throws {
         let (port, scratch, directory) = try Self.closedPortAndStore()
         defer { scratch.remove() }
         var stored: Set<String> = []
-        for round in 0..<3 {
+        var attempted: [String: Set<String>] = [:]  // id: the keys its attempts went with
+        // Three runs of 40 killed at random, then one that stores all of its 50 and is killed while it sends
+        // them again (the kill lands mid-attempt).
+        for round in ["r0", "r1", "r2", "all"] {
             let run = try await ChildProcess.run(
-                "CancelProbe", ["durable-kill", "40"],
+                "CancelProbe", ["durable-kill", round == "all" ? "50" : "40"],
                 environment: [
                     "NETWORKCORE_DURABLE_DIR": directory.path, "NETWORKCORE_DURABLE_URL": "http://127.0.0.1:\(port)",
-                    "NETWORKCORE_DURABLE_ROUND": "r\(round)",
+                    "NETWORKCORE_DURABLE_ROUND": round,
+                    "NETWORKCORE_DURABLE_KILL": round == "all" ? "after-stored" : "anywhere",
                 ], timeout: 60)
             #expect(run.status == SIGKILL, "round \(round): \(run.errors.suffix(300))")
-            for line in run.output.split(separator: "\n") where line.hasPrefix("stored ") {
-                stored.insert(String(line.dropFirst("stored ".count)))
+            for line in run.output.split(separator: "\n") {
+                let words = line.split(separator: " ").map(String.init)
+                if words.count == 2, words[0] == "stored" { stored.insert(words[1]) }
+                if words.count == 3, words[0] == "attempted" { attempted[words[1], default: []].insert(words[2]) }
             }
         }
         // Writes cut short by a kill are temporary files: dropped, and counted, when the store is opened.
@@ -244,7 +250,8 @@ struct DurableWriteTests {
         let store = try DurableStore(directory: directory)
         #expect(store.droppedEntries == unfinished.count)
         let pending = store.pendingKeys.count
-        #expect(pending >= stored.count && pending <= 120)
+        #expect(stored.filter { $0.hasPrefix("all-") }.count == 50)
+        #expect(pending >= stored.count && pending <= 170)
         let server = try MockServer(port: port) { _ in MockResponse(StubResponse(statusCode: 201)) }
         defer { server.stop() }
         let outcomes = DurableOutcomes()
@@ -255,6 +262,15 @@ struct DurableWriteTests {
         let keys = requests.compactMap { $0.value(forHTTPHeaderField: "Idempotency-Key") }
         // Every write stored before a kill arrives; none twice; each under one key of its own, 32 KiB whole.
         #expect(stored.isSubset(of: Set(ids)), "lost: \(stored.subtracting(ids).sorted())")
+        // The run that stored all 50: the server sees all 50, none twice (under one key each, below).
+        #expect(ids.filter { $0.hasPrefix("all-") }.count == 50)
+        // A write sent again after a kill carries the key its first attempts had.
+        #expect(attempted.count >= 50 && attempted.values.allSatisfy { $0.count == 1 })
+        for request in requests {
+            let id = String(request.path.dropFirst("/likes/".count))
+            guard let first = attempted[id] else { continue }
+            #expect(first == [request.value(forHTTPHeaderField: "Idempotency-Key") ?? ""], "\(id)")
+        }
         #expect(ids.count == Set(ids).count && keys.count == ids.count && Set(keys).count == keys.count)
         #expect(requests.count == pending)
         #expect(requests.allSatisfy { $0.httpBody?.count == 32 << 10 })
