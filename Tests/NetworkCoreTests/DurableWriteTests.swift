@@ -173,9 +173,10 @@ struct DurableWriteTests {
         let outcomes = DurableOutcomes()
         let network = ManualConnectivity(.online)
         let store = try DurableStore(directory: directory)
+        let logger = InMemoryLogger()
         let pool = TaskPool(
             configuration: .init(
-                interceptors: [BearerInterceptor()], connectivity: network, durableStore: store,
+                logger: logger, interceptors: [BearerInterceptor()], connectivity: network, durableStore: store,
                 durableOutcomes: { outcomes.add($0) }))
         await #expect(throws: NetworkError.self) {
             try await pool.send(Rating(baseURL: "http://127.0.0.1:\(port)").durable(), id: "rate 550")
@@ -206,6 +207,10 @@ struct DurableWriteTests {
         network.set(.offline)
         network.set(.online)
         #expect(pool.activeTasks.count == 1)
+        // A write sent again is a task like any other, named a durable write in the table and the events.
+        #expect(pool.task(id: "rate 550")?.service == "durable write")
+        #expect(pool.debugDescription.contains("rate 550") && pool.debugDescription.contains("durable write"))
+        #expect(logger.events(.started).map(\.service) == ["Rating", "durable write", "durable write"])
         answer.signal()
         #expect(await eventually { outcomes.all.count == 3 && pool.activeTasks.isEmpty })
         let told = try #require(outcomes.all.last)
