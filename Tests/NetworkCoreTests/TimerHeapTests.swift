@@ -16,6 +16,32 @@ struct TimerHeapTests {
         return popped
     }
 
+    @Test("an entry keeps its kind and its time to 4 ns, rounded down, in 16 bytes")
+    func packedEntry() {
+        #expect(MemoryLayout<TimerHeap<TaskKey>.Entry>.stride == 16)
+        #expect(TimerKind.allCases.count <= 4)
+        for kind in TimerKind.allCases {
+            for time: UInt64 in [0, 3, 4, 1_000_000_007, .max] {
+                let entry = TimerHeap<Int>.Entry(time: time, key: 7, kind: kind)
+                #expect(entry.kind == kind && entry.key == 7)
+                #expect(entry.time == time / 4 * 4)
+            }
+        }
+        var heap = TimerHeap<Int>()
+        heap.insert(1_000_000_007, for: 1, kind: .stall)
+        #expect(heap.popDue(at: 1_000_000_003) == nil)
+        #expect(heap.popDue(at: 1_000_000_004)?.kind == .stall)
+    }
+
+    @Test(
+        "a record's deadline and stall threshold, packed in 8 bytes, read back as given: none stays none, a NaN stays a NaN",
+        arguments: [nil, 0, 0.25, 30, -1, .infinity, -.infinity, .greatestFiniteMagnitude] as [TimeInterval?])
+    func packedSeconds(_ seconds: TimeInterval?) {
+        #expect(PackedSeconds(seconds).value == seconds)
+        #expect(PackedSeconds(.nan).value?.isNaN == true)
+        #expect(MemoryLayout<PackedSeconds>.size == 8)
+    }
+
     @Test("entries come out earliest first, only once due, and none is left once all are out")
     func order() {
         var heap = TimerHeap<Int>()
@@ -23,10 +49,11 @@ struct TimerHeapTests {
         var generator = SystemRandomNumberGenerator()
         var times: [UInt64] = []
         for owner in owners {
-            let deadline = UInt64.random(in: 1...1_000, using: &generator)
-            let stall = UInt64.random(in: 1...1_000, using: &generator)
-            heap.insert(deadline, for: owner, kind: .deadline, seconds: 1)
-            heap.insert(stall, for: owner, kind: .stall, seconds: 2)
+            // Multiples of 4: an entry keeps its time to 4 ns (`packedEntry`).
+            let deadline = 4 * UInt64.random(in: 1...250, using: &generator)
+            let stall = 4 * UInt64.random(in: 1...250, using: &generator)
+            heap.insert(deadline, for: owner, kind: .deadline)
+            heap.insert(stall, for: owner, kind: .stall)
             times += [deadline, stall]
         }
         #expect(heap.count == 100)
@@ -46,8 +73,8 @@ struct TimerHeapTests {
         var heap = TimerHeap<Int>()
         let owners = Array(0..<40)
         for owner in owners {
-            heap.insert(UInt64(1_000 - owner * 10), for: owner, kind: .deadline, seconds: 1)
-            heap.insert(UInt64(owner * 7 + 3), for: owner, kind: .stall, seconds: 1)
+            heap.insert(UInt64(4_000 - owner * 40), for: owner, kind: .deadline)
+            heap.insert(UInt64(owner * 28 + 12), for: owner, kind: .stall)
         }
         // Every third owner ends: both its entries go; every fifth sets its stall check again, later.
         for owner in owners where owner % 3 == 0 {
@@ -55,7 +82,7 @@ struct TimerHeapTests {
             #expect(!heap.contains(.deadline, of: owner) && !heap.contains(.stall, of: owner))
         }
         for owner in owners where owner % 3 != 0 && owner % 5 == 0 {
-            heap.insert(5_000 + UInt64(owner), for: owner, kind: .stall, seconds: 1)
+            heap.insert(20_000 + UInt64(owner * 4), for: owner, kind: .stall)
         }
         let kept = owners.filter { $0 % 3 != 0 }
         #expect(heap.count == kept.count * 2)
@@ -70,8 +97,8 @@ struct TimerHeapTests {
         #expect(popped.map(\.2) == popped.map(\.2).sorted())
         var expected: [(Int, TimerKind, UInt64)] = []
         for owner in kept {
-            expected.append((owner, .deadline, UInt64(1_000 - owner * 10)))
-            expected.append((owner, .stall, owner % 5 == 0 ? 5_000 + UInt64(owner) : UInt64(owner * 7 + 3)))
+            expected.append((owner, .deadline, UInt64(4_000 - owner * 40)))
+            expected.append((owner, .stall, owner % 5 == 0 ? 20_000 + UInt64(owner * 4) : UInt64(owner * 28 + 12)))
         }
         let key = { (entry: (Int, TimerKind, UInt64)) in "\(entry.0) \(entry.1) \(entry.2)" }
         #expect(Set(popped.map(key)) == Set(expected.map(key)))

@@ -1,4 +1,5 @@
 /// Which of a task's timers an entry is.
+/// At most four kinds: a ``TimerHeap`` entry keeps its kind in two bits.
 enum TimerKind: UInt8, Sendable, CaseIterable {
     /// The task's deadline: it fails with ``NetworkError/deadlineExceeded(seconds:)``.
     case deadline
@@ -20,13 +21,21 @@ protocol DenseKey: Equatable {
 /// what it is for. Where each entry is lies in an array by the key's ``DenseKey/denseIndex`` and the
 /// kind: a sift moves entries with no hashing. A value: its owner guards it.
 struct TimerHeap<Key: DenseKey> {
+    /// 16 bytes for a task's key: what an entry stands for (a deadline's seconds, a stall threshold) is its
+    /// task's to say, and its kind rides in the two low bits of its time.
     struct Entry {
-        /// When it is due, by `MonotonicClock`.
-        var time: UInt64
+        /// When it is due, by `MonotonicClock`, to 4 ns (a time is rounded down: an entry is due at most 3 ns
+        /// before its time), and its kind.
+        private let packed: UInt64
         let key: Key
-        let kind: TimerKind
-        /// What it stands for: a deadline's seconds (for its error), a stall threshold.
-        let seconds: Double
+
+        init(time: UInt64, key: Key, kind: TimerKind) {
+            packed = time & ~3 | UInt64(kind.rawValue)
+            self.key = key
+        }
+
+        var time: UInt64 { packed & ~3 }
+        var kind: TimerKind { TimerKind(rawValue: UInt8(truncatingIfNeeded: packed & 3)) ?? .deadline }
     }
 
     private var entries: [Entry] = []
@@ -63,9 +72,9 @@ struct TimerHeap<Key: DenseKey> {
     }
 
     /// Adds an entry for `key` of `kind`, due at `time`, replacing the one it had of that kind.
-    mutating func insert(_ time: UInt64, for key: Key, kind: TimerKind, seconds: Double) {
+    mutating func insert(_ time: UInt64, for key: Key, kind: TimerKind) {
         remove(kind, of: key)
-        let entry = Entry(time: time, key: key, kind: kind, seconds: seconds)
+        let entry = Entry(time: time, key: key, kind: kind)
         entries.append(entry)
         place(entry, at: entries.count - 1)
         siftUp(entries.count - 1)

@@ -6,15 +6,13 @@ extension PoolState {
     // MARK: Timers
 
     /// Sets the task's timer of `kind` for `seconds` after `now` (at once if not positive), replacing the
-    /// one it had. `interval` is what the timer stands for, handed back when it fires (a deadline's or a
-    /// stall threshold's seconds): `seconds` unless told. Arms the pool's timer if this one is the earliest.
+    /// one it had. Arms the pool's timer if this one is the earliest.
     mutating func setTimer(
-        _ kind: TimerKind, of key: TaskKey, after seconds: TimeInterval, for interval: TimeInterval? = nil,
-        at now: UInt64, into effects: inout Effects
+        _ kind: TimerKind, of key: TaskKey, after seconds: TimeInterval, at now: UInt64, into effects: inout Effects
     ) {
         let (sum, overflow) = now.addingReportingOverflow(MonotonicClock.nanoseconds(seconds))
         let time = overflow ? UInt64.max : sum
-        timers.insert(time, for: key, kind: kind, seconds: interval ?? seconds)
+        timers.insert(time, for: key, kind: kind)
         if time < armedTime {
             armedTime = time
             effects.timer = time
@@ -28,8 +26,12 @@ extension PoolState {
         while let entry = timers.popDue(at: now) {
             switch entry.kind {
             case .deadline:
-                end(entry.key, with: .failure(.deadlineExceeded(seconds: entry.seconds)), at: now, into: &effects)
-            case .stall: checkForStall(entry.key, threshold: entry.seconds, at: now, into: &effects)
+                // A timer is taken out when its task ends: its record is there.
+                guard let seconds = update(entry.key, { $0.deadline }) ?? nil else { continue }
+                end(entry.key, with: .failure(.deadlineExceeded(seconds: seconds)), at: now, into: &effects)
+            case .stall:
+                guard let threshold = update(entry.key, { $0.stallThreshold }) ?? nil else { continue }
+                checkForStall(entry.key, threshold: threshold, at: now, into: &effects)
             case .retry: retryDue(entry.key, at: now, into: &effects)
             }
         }
@@ -59,9 +61,7 @@ extension PoolState {
             return
         }
         // The next check comes when the silence would reach the threshold, which stays the same.
-        setTimer(
-            .stall, of: key, after: Double(watching ? limit - idle : limit) / 1e9, for: threshold, at: now,
-            into: &effects)
+        setTimer(.stall, of: key, after: Double(watching ? limit - idle : limit) / 1e9, at: now, into: &effects)
     }
 
     /// How many timers are set (for tests: every running task's, none of an ended one's).

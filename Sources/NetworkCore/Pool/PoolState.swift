@@ -215,19 +215,21 @@ struct PoolState<Waiter: TaskWaiter, Handle: AnyObject> {
         }
         lastSequence += 1
         let cached = submission.cached
+        // Tasks of one host share one copy of its name.
+        let host = scheduler.interned(submission.host)
         var handle: Handle?
         let key = records.insert { key in
             handle = makeHandle(id, key)
             return Record(
-                id: id, key: key, sequence: lastSequence, host: submission.host,
-                takesSlot: cached == nil && submission.takesSlot,
-                deadline: submission.deadline, stallThreshold: submission.stallThreshold,
-                priority: submission.priority, life: .preparing(work: nil), handle: handle, meter: TaskMeter(at: now))
+                id: id, host: host, key: key, sequence: lastSequence, handle: handle, meter: TaskMeter(at: now),
+                life: .preparing(work: nil), takesSlot: cached == nil && submission.takesSlot,
+                priority: submission.priority, packedDeadline: PackedSeconds(submission.deadline),
+                packedStallThreshold: PackedSeconds(submission.stallThreshold))
         }
         let begins =
             cached == nil
             && (submission.takesSlot
-                ? scheduler.admit(key, host: submission.host, priority: submission.priority)
+                ? scheduler.admit(key, host: host, priority: submission.priority)
                 : scheduler.admitWithoutSlot(key))
         let token = update(key) { record -> UInt32 in
             let token = record.newToken()

@@ -94,6 +94,12 @@ struct Scheduler<Element: Hashable> {
     /// How many tasks wait.
     var queuedCount: Int { tickets.count + held.count }
 
+    /// `host` as the scheduler keeps it while tasks of that host run: the same string, its storage shared.
+    func interned(_ host: String) -> String {
+        guard let index = runningByHost.index(forKey: host) else { return host }
+        return runningByHost.keys[index]
+    }
+
     /// How many tasks of `host` hold a slot.
     func running(host: String) -> Int { runningByHost[host, default: 0] }
 

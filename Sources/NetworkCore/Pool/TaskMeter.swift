@@ -7,32 +7,68 @@ import Foundation
 /// What a task has measured: when each step happened and how many bytes moved, in every attempt. A
 /// value kept in the task's record (see ``PoolState``); times are `MonotonicClock` readings.
 struct TaskMeter {
+    // Kept in every record, so kept small: a time not yet reached is `unset`, a count not known is -1, and an
+    // attempt's timings live out of line (a record is as large as this and every other field; the pool keeps
+    // one for each task it tracks).
+    private static let unset = UInt64.max
+
     /// When the task was made.
     let startTime: UInt64
     /// When its first attempt was sent, its first response head arrived, and it ended.
-    private(set) var started: UInt64?
-    private(set) var firstByte: UInt64?
-    private(set) var endTime: UInt64?
+    private var startedAt = unset
+    private var firstByteAt = unset
+    private var endedAt = unset
     /// When anything last moved (a head, body bytes each way, a redirect): what the stall check reads.
     private(set) var lastProgress: UInt64
-    /// The attempt being sent, until its timing is closed: its number and the body bytes it sends.
-    private var open: (number: Int, bytesSent: Int)?
+    /// The attempt being sent, until its timing is closed (0: none): its number and the body bytes it sends.
+    private var openNumber = 0
+    private var openBytesSent = 0
     private var attemptStart: UInt64 = 0
-    private var attemptFirstByte: UInt64?
+    private var attemptFirstByteAt = unset
     private var attemptBytes = 0
-    private(set) var attempts = InlineFirstList<TaskTimings.Attempt>()
-    /// Body bytes received, in every attempt; of the request's body sent in this one, and how many it has.
+    private(set) var attempts: [TaskTimings.Attempt] = []
+    /// Body bytes received, in every attempt; of the request's body sent in this one, and how many it has
+    /// (-1: not known).
     private(set) var bytesReceived = 0
     private var bytesSent = 0
-    private var bytesToSend: Int?
+    private var bytesToSendCount = -1
     /// Where the current answer's body starts in the whole (a resumed download's kept bytes), and the
-    /// whole's length when the answer named it.
+    /// whole's length when the answer named it (-1: it did not).
     private var receivedOffset = 0
-    private var bytesExpected: Int?
+    private var bytesExpectedCount = -1
     /// Redirects followed, in every attempt.
     private(set) var redirects = 0
     /// The protocol of the last response head, as the transport read it (`HTTP/2.0`), if it said.
     private(set) var protocolVersion: String?
+
+    private(set) var started: UInt64? {
+        get { startedAt == Self.unset ? nil : startedAt }
+        set { startedAt = newValue ?? Self.unset }
+    }
+    private(set) var firstByte: UInt64? {
+        get { firstByteAt == Self.unset ? nil : firstByteAt }
+        set { firstByteAt = newValue ?? Self.unset }
+    }
+    private(set) var endTime: UInt64? {
+        get { endedAt == Self.unset ? nil : endedAt }
+        set { endedAt = newValue ?? Self.unset }
+    }
+    private var attemptFirstByte: UInt64? {
+        get { attemptFirstByteAt == Self.unset ? nil : attemptFirstByteAt }
+        set { attemptFirstByteAt = newValue ?? Self.unset }
+    }
+    private var bytesToSend: Int? {
+        get { bytesToSendCount < 0 ? nil : bytesToSendCount }
+        set { bytesToSendCount = newValue ?? -1 }
+    }
+    private var bytesExpected: Int? {
+        get { bytesExpectedCount < 0 ? nil : bytesExpectedCount }
+        set { bytesExpectedCount = newValue ?? -1 }
+    }
+    private var open: (number: Int, bytesSent: Int)? {
+        get { openNumber == 0 ? nil : (openNumber, openBytesSent) }
+        set { (openNumber, openBytesSent) = newValue.map { ($0.number, $0.bytesSent) } ?? (0, 0) }
+    }
 
     init(at now: UInt64) {
         startTime = now
@@ -96,7 +132,7 @@ struct TaskMeter {
     /// whole, `status` the answer's status. Returns its timing.
     @discardableResult
     mutating func closeAttempt(received: Int?, status: Int?, at now: UInt64) -> TaskTimings.Attempt {
-        let number = open?.number ?? (attempts.last { _ in true }?.number ?? 0) + 1
+        let number = open?.number ?? (attempts.last?.number ?? 0) + 1
         let bytes = max(attemptBytes, received ?? 0)
         // Transports that report no progress still count what they returned.
         bytesReceived += bytes - attemptBytes
@@ -140,6 +176,6 @@ struct TaskMeter {
     func timings(queuedAt: Date) -> TaskTimings {
         TaskTimings(
             queuedAt: queuedAt, started: started.map(offset), firstByte: firstByte.map(offset),
-            finished: endTime.map(offset), attempts: Array(attempts))
+            finished: endTime.map(offset), attempts: attempts)
     }
 }

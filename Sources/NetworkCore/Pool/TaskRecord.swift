@@ -14,6 +14,17 @@ extension TaskKey: DenseKey {
     var denseIndex: Int { Int(slot) }
 }
 
+/// A number of seconds, or none, in the 8 bytes of a `Double` (an optional one takes 16 in a record, with its
+/// padding): none is a NaN with a payload of its own, which no arithmetic and no caller's `Double.nan` makes.
+struct PackedSeconds {
+    private static let none = Double(bitPattern: 0x7FF8_0000_5EC0_0DE5)
+    private let stored: Double
+
+    init(_ value: TimeInterval?) { stored = value ?? Self.none }
+
+    var value: TimeInterval? { stored.bitPattern == Self.none.bitPattern ? nil : stored }
+}
+
 /// A caller waiting for a task's outcome, as the pool's state sees it.
 protocol TaskWaiter {
     /// Whether it is an `async` caller: such a caller may be handed the transport's answer, to turn it
@@ -96,28 +107,21 @@ extension PoolState {
         var receiving = false
     }
 
-    /// One task's state.
+    /// One task's state. The pool keeps one for each task it tracks, so its fields are ordered to leave little
+    /// padding between them: the eight-byte ones first, then `life`, then the small ones.
     struct Record {
         let id: String
+        /// The origin the task is sent to, what the per-host limit counts.
+        let host: String
         let key: TaskKey
         /// The order in which the pool made it: ``PoolState/activeTasks()`` lists oldest first.
         let sequence: UInt64
-        /// The origin the task is sent to, what the per-host limit counts.
-        let host: String
-        /// Whether it runs in one of the scheduler's slots (every task but an answer from the cache).
-        let takesSlot: Bool
-        /// Seconds the whole task may take, and without a byte before it is reported stalled.
-        let deadline: TimeInterval?
-        let stallThreshold: TimeInterval?
-        var priority: RequestPriority
-        var life: Life
         /// The attempt under way or next, from 1.
         var attempt = 1
         /// The callers waiting, in the order they came. A caller handed the answer to finish the task
         /// keeps its place with no waiter until it waits again (see ``PoolState/attach(_:token:to:)``), so
         /// that the others' leaving does not cancel a task it is finishing.
         var waiters = InlineFirstList<(token: UInt32, waiter: Waiter?)>()
-        var nextToken: UInt32 = 0
         /// The task's handle: held while the task runs, so that ``PoolState/activeTasks()`` can give it; let
         /// go (outside the lock) when the task ends.
         var handle: Handle?
@@ -126,6 +130,10 @@ extension PoolState {
         var observers: [AsyncStream<TransferProgress>.Continuation] = []
         /// The request's URL redacted, kept once made.
         var redactedURL: String?
+        var life: Life
+        /// Whether it runs in one of the scheduler's slots (every task but an answer from the cache).
+        let takesSlot: Bool
+        var priority: RequestPriority
         var stallReported = false
         /// Ended, its end's effects not yet performed: a caller that comes now waits for them
         /// (``PoolState/settled(_:into:)``).
@@ -133,13 +141,20 @@ extension PoolState {
         /// Whether it gave its slot back when its last transfer ended, before its own end (see
         /// ``PoolState/transferEnded(_:attempt:hop:received:status:freesSlot:at:into:)``).
         var slotFreed = false
+        var nextToken: UInt32 = 0
+        /// Seconds the whole task may take, and without a byte before it is reported stalled.
+        let packedDeadline: PackedSeconds
+        let packedStallThreshold: PackedSeconds
+
+        var deadline: TimeInterval? { packedDeadline.value }
+        var stallThreshold: TimeInterval? { packedStallThreshold.value }
 
         /// What a freed slot of ``Records`` holds: an ended record that owns nothing.
         static var vacant: Record {
             Record(
-                id: "", key: TaskKey(slot: 0, generation: 0), sequence: 0, host: "", takesSlot: false, deadline: nil,
-                stallThreshold: nil, priority: .normal, life: .ended(.failure(.cancelled)), handle: nil,
-                meter: TaskMeter(at: 0))
+                id: "", host: "", key: TaskKey(slot: 0, generation: 0), sequence: 0, handle: nil,
+                meter: TaskMeter(at: 0), life: .ended(.failure(.cancelled)), takesSlot: false, priority: .normal,
+                packedDeadline: PackedSeconds(nil), packedStallThreshold: PackedSeconds(nil))
         }
 
         var outcome: Outcome? {

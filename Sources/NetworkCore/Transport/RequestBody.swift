@@ -58,7 +58,7 @@ enum Upload: Sendable {
     case none
     case file(URL)
     /// A form with files, streamed.
-    case form(MultipartForm.Encoding)
+    indirect case form(MultipartForm.Encoding)
 
     var body: RequestBody {
         switch self {
