@@ -275,7 +275,7 @@ struct RetryTests {
         "transient network errors are retried; others are not",
         arguments: [
             (URLError.Code.networkConnectionLost, 2), (.cannotConnectToHost, 2), (.timedOut, 2), (.badURL, 1),
-            (.notConnectedToInternet, 1),
+            (.notConnectedToInternet, 2), (.cannotFindHost, 1),
         ])
     func networkErrors(code: URLError.Code, expectedCalls: Int) async throws {
         let calls = Counter()

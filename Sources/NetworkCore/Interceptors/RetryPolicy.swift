@@ -8,8 +8,10 @@ import Foundation
 ///
 /// By default it retries, up to 3 attempts in all, only idempotent methods (`GET`, `HEAD`,
 /// `PUT`, `DELETE`, `OPTIONS`), only on 408, 429, 500, 502, 503 and 504 and on transient
-/// network errors (timed out, connection lost, cannot connect). It never retries a cancelled
-/// task, nor one whose deadline has passed.
+/// network errors (timed out, connection lost, cannot connect, not connected to the internet). It
+/// never retries a cancelled task, nor one whose deadline has passed. In a pool with a connectivity
+/// monitor (``TaskPool/Configuration/connectivity``), a retry decided while the network is gone waits
+/// for it instead of the backoff.
 ///
 /// The wait before attempt *n + 1* is a random time between 0 and
 /// `min(maximumDelay, baseDelay × 2ⁿ⁻¹)` ("full jitter"), unless a 429 or 503 carries
@@ -43,7 +45,9 @@ public struct RetryPolicy: RequestInterceptor {
         maximumRetryAfter: TimeInterval = 60,
         methods: Set<HTTPMethod> = [.get, .head, .put, .delete, .options],
         statusCodes: Set<Int> = [408, 429, 500, 502, 503, 504],
-        urlErrorCodes: Set<URLError.Code> = [.timedOut, .networkConnectionLost, .cannotConnectToHost],
+        urlErrorCodes: Set<URLError.Code> = [
+            .timedOut, .networkConnectionLost, .cannotConnectToHost, .notConnectedToInternet,
+        ],
         random: @escaping @Sendable (ClosedRange<Double>) -> Double = { Double.random(in: $0) }
     ) {
         self.maximumAttempts = maximumAttempts
