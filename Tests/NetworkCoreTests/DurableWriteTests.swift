@@ -367,5 +367,27 @@ struct DurableWriteTests {
         // Without `durable()` the same pool sends as ever, nothing stored.
         #expect(await reason(withStore, rating) == nil)
         #expect(store.pendingKeys.isEmpty)
+        // A durable write is never joined to a running task under its id (its key makes it a call of its own):
+        // refused as a duplicate, and not kept; the running one, durable or not, goes on.
+        let offline = TaskPool(
+            configuration: .init(
+                transport: StubTransport { _, _ in .json("{}") }, connectivity: ManualConnectivity(.offline),
+                durableStore: store))
+        for first in [rating.durable(), rating] as [any Endpoint] {
+            offline.send(first, id: "rate 550") { _ in }
+            do {
+                _ = try await offline.send(rating.durable(), id: "rate 550")
+                Issue.record("a second write under a running id was sent")
+            } catch {
+                guard case .duplicateTask(let id) = error else {
+                    Issue.record("\(error)")
+                    continue
+                }
+                #expect(id == "rate 550")
+            }
+            #expect(store.pendingKeys.count == (first is ModifiedEndpoint<Rating> ? 1 : 0))
+            #expect(offline.cancel(id: "rate 550"))
+            #expect(store.pendingKeys.isEmpty)
+        }
     }
 }
