@@ -251,7 +251,7 @@ struct PlaygroundApp {
                     : "Rated movie \(id) \(value) of 10: \(status.statusMessage) (TMDB code \(status.statusCode)).")
         } catch {
             let taskID = movies.taskID(for: .rate(id: id, value: value))
-            guard let queue, let writesReport, await writesReport.wasKept(id: taskID) else { throw error }
+            guard let queue, let writesReport, writesReport.wasKept(id: taskID) else { throw error }
             let path = invocation.offlineQueue ?? queue.directory.path
             print(
                 invocation.json
@@ -533,14 +533,9 @@ final class WritesReport: @unchecked Sendable {
 
     func add(_ outcome: DurableOutcome) { lock.withLock { outcomes.append(outcome) } }
 
-    /// Whether this run's write under `id` was kept; its outcome is told as its task ends, so it is awaited
-    /// a moment (at most a second).
-    func wasKept(id: String) async -> Bool {
-        for _ in 0..<100 {
-            if let outcome = lock.withLock({ outcomes.first { $0.id == id && !$0.restored } }) { return outcome.kept }
-            try? await Task.sleep(nanoseconds: 10_000_000)
-        }
-        return false
+    /// Whether this run's write under `id` was kept (a pool tells a write's outcome before its caller resumes).
+    func wasKept(id: String) -> Bool {
+        lock.withLock { outcomes.first { $0.id == id && !$0.restored }?.kept ?? false }
     }
 
     /// One line for each of the `count` writes an earlier run kept, once each has ended (at most 30 seconds).
