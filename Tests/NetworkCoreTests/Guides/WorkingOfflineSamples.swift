@@ -66,7 +66,7 @@ func workingOfflineGuide() async throws {
 
     // Stored before it is sent; sent again by the next launch if the app dies first.
     app.send(Rate(movie: 550, value: 8.5).durable(for: 7 * 86_400), id: "rate 550") { _ in }
-    
+
     // Back in the foreground: what was kept while the server could not be reached goes again.
     app.sendKeptWrites()
     // GUIDE-END
