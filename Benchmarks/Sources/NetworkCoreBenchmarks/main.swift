@@ -25,6 +25,9 @@ struct Options {
     var rounds = 8
     var poolRounds = 30
     var inflight = [1, 8, 64, 256]
+    /// Whether the throughput suite runs `wrk` for nginx's ceiling (`--ceiling none` leaves it out, so that
+    /// `Benchmarks/perf-stat` counts the clients' work alone).
+    var ceiling = true
     var scale = [1_000, 10_000, 100_000]
     var output = "results/latest.json"
     var suites: Set<String> = [
@@ -63,6 +66,7 @@ struct Options {
             case "--h2-cert": options.http2Certificate = value
             case "--transfer-mb": options.transferMegabytes = max(1, Int(value) ?? options.transferMegabytes)
             case "--sse-events": options.sseEvents = max(1, Int(value) ?? options.sseEvents)
+            case "--ceiling": options.ceiling = value != "none"
             default: fatalError("unknown option \(argument)")
             }
         }
@@ -516,7 +520,9 @@ func throughput(_ options: Options, clients: Clients) async -> [Row] {
                         + padded(fmt(row.cpu_us_per_req!), 12)
                         + padded(ratios, 27) + (compared ? fmt(median(cpuRatios), 3) : "-"))
             }
-            if let row = wrk(payload, inflight: inflight, baseURL: options.baseURL) { rows.append(row) }
+            if options.ceiling, let row = wrk(payload, inflight: inflight, baseURL: options.baseURL) {
+                rows.append(row)
+            }
         }
     }
     if !paired.isEmpty {
