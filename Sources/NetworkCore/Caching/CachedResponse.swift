@@ -121,7 +121,7 @@ extension CachedResponse {
         var key: String
         var url: String
         var status: Int
-        var headers: [[String]]
+        var headers: RecordHeaders
         var requested: Double
         var received: Double
         var variance: [String: String]
@@ -133,7 +133,7 @@ extension CachedResponse {
     func encoded(key: String) -> Data {
         let metadata = Metadata(
             key: key, url: url, status: statusCode,
-            headers: headers.keys.sorted().map { [$0, headers[$0]!] },
+            headers: RecordHeaders(headers),
             requested: requestDate.timeIntervalSince1970, received: responseDate.timeIntervalSince1970,
             variance: variance)
         return RecordFile.encode(magic: Self.magic, header: (try? JSONEncoder().encode(metadata)) ?? Data(), body: body)
@@ -144,11 +144,11 @@ extension CachedResponse {
     init?(decoding data: Data, key: String) {
         guard let (header, body) = RecordFile.decode(data, magic: Self.magic),
             let metadata = try? JSONDecoder().decode(Metadata.self, from: header),
-            metadata.key == key, metadata.headers.allSatisfy({ $0.count == 2 })
+            metadata.key == key
         else { return nil }
         self.init(
             url: metadata.url, statusCode: metadata.status,
-            headers: Dictionary(metadata.headers.map { ($0[0], $0[1]) }) { _, last in last }, body: body,
+            headers: metadata.headers.fields, body: body,
             requestDate: Date(timeIntervalSince1970: metadata.requested),
             responseDate: Date(timeIntervalSince1970: metadata.received), variance: metadata.variance)
     }

@@ -117,7 +117,7 @@ struct DurableEntry: Sendable, Equatable {
         key = header.key
         method = header.method
         url = header.url
-        headers = Dictionary(header.headers.map { ($0[0], $0[1]) }) { _, last in last }
+        headers = header.headers.fields
         self.body = body
         created = header.created
         expires = header.expires
@@ -129,7 +129,7 @@ struct DurableEntry: Sendable, Equatable {
         var id: String
         var method: String
         var url: String
-        var headers: [[String]]
+        var headers: RecordHeaders
         var created: Double
         var expires: Double
     }
@@ -138,8 +138,8 @@ struct DurableEntry: Sendable, Equatable {
 
     func encoded() -> Data {
         let header = Header(
-            key: key, id: id, method: method, url: url, headers: headers.keys.sorted().map { [$0, headers[$0]!] },
-            created: created, expires: expires)
+            key: key, id: id, method: method, url: url, headers: RecordHeaders(headers), created: created,
+            expires: expires)
         return RecordFile.encode(magic: Self.magic, header: (try? JSONEncoder().encode(header)) ?? Data(), body: body)
     }
 
@@ -147,7 +147,7 @@ struct DurableEntry: Sendable, Equatable {
     init?(decoding data: Data, key: String) {
         guard let (header, body) = RecordFile.decode(data, magic: Self.magic),
             let decoded = try? JSONDecoder().decode(Header.self, from: header), decoded.key == key,
-            decoded.headers.allSatisfy({ $0.count == 2 }), URL(string: decoded.url) != nil
+            URL(string: decoded.url) != nil
         else { return nil }
         self.init(header: decoded, body: body)
     }

@@ -93,3 +93,24 @@ enum RecordFile {
         return value <= UInt64(bytes.count) ? Int(value) : nil
     }
 }
+
+/// Headers as a record's JSON header keeps them: `[[name, value], …]` sorted by name, so that the same headers
+/// always make the same bytes. Anything but pairs fails to decode, and so makes the file no record.
+struct RecordHeaders: Codable {
+    let fields: [String: String]
+
+    init(_ fields: [String: String]) { self.fields = fields }
+
+    init(from decoder: any Decoder) throws {
+        let pairs = try decoder.singleValueContainer().decode([[String]].self)
+        guard pairs.allSatisfy({ $0.count == 2 }) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a pair"))
+        }
+        fields = Dictionary(pairs.map { ($0[0], $0[1]) }) { _, last in last }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(fields.keys.sorted().map { [$0, fields[$0]!] })
+    }
+}
