@@ -42,6 +42,19 @@ struct TimerHeapTests {
         #expect(MemoryLayout<PackedSeconds>.size == 8)
     }
 
+    @Test("a meter's unset times and unknown counts, packed in their own 8 bytes, read back as set")
+    func packedOptional() {
+        for value: UInt64? in [nil, 0, 1_000_000_007, .max - 1] {
+            #expect(PackedOptional(wrappedValue: value).wrappedValue == value)
+        }
+        for value: Int? in [nil, 0, -1, .max - 1] {
+            var packed = PackedOptional<Int>(wrappedValue: 5)
+            packed.wrappedValue = value
+            #expect(packed.wrappedValue == value)
+        }
+        #expect(MemoryLayout<PackedOptional<UInt64>>.size == 8 && MemoryLayout<TaskMeter>.size == 152)
+    }
+
     @Test("entries come out earliest first, only once due, and none is left once all are out")
     func order() {
         var heap = TimerHeap<Int>()

@@ -7,64 +7,38 @@ import Foundation
 /// What a task has measured: when each step happened and how many bytes moved, in every attempt. A
 /// value kept in the task's record (see ``PoolState``); times are `MonotonicClock` readings.
 struct TaskMeter {
-    // Kept in every record, so kept small: a time not yet reached is `unset`, a count not known is -1, and an
+    // Kept in every record, so kept small: unset times and unknown counts are `PackedOptional`s, and an
     // attempt's timings live out of line (a record is as large as this and every other field; the pool keeps
     // one for each task it tracks).
-    private static let unset = UInt64.max
 
     /// When the task was made.
     let startTime: UInt64
     /// When its first attempt was sent, its first response head arrived, and it ended.
-    private var startedAt = unset
-    private var firstByteAt = unset
-    private var endedAt = unset
+    @PackedOptional private(set) var started: UInt64? = nil
+    @PackedOptional private(set) var firstByte: UInt64? = nil
+    @PackedOptional private(set) var endTime: UInt64? = nil
     /// When anything last moved (a head, body bytes each way, a redirect): what the stall check reads.
     private(set) var lastProgress: UInt64
     /// The attempt being sent, until its timing is closed (0: none): its number and the body bytes it sends.
     private var openNumber = 0
     private var openBytesSent = 0
     private var attemptStart: UInt64 = 0
-    private var attemptFirstByteAt = unset
+    @PackedOptional private var attemptFirstByte: UInt64? = nil
     private var attemptBytes = 0
     private(set) var attempts: [TaskTimings.Attempt] = []
-    /// Body bytes received, in every attempt; of the request's body sent in this one, and how many it has
-    /// (-1: not known).
+    /// Body bytes received, in every attempt; of the request's body sent in this one, and how many it has.
     private(set) var bytesReceived = 0
     private var bytesSent = 0
-    private var bytesToSendCount = -1
+    @PackedOptional private var bytesToSend: Int? = nil
     /// Where the current answer's body starts in the whole (a resumed download's kept bytes), and the
-    /// whole's length when the answer named it (-1: it did not).
+    /// whole's length when the answer named it.
     private var receivedOffset = 0
-    private var bytesExpectedCount = -1
+    @PackedOptional private var bytesExpected: Int? = nil
     /// Redirects followed, in every attempt.
     private(set) var redirects = 0
     /// The protocol of the last response head, as the transport read it (`HTTP/2.0`), if it said.
     private(set) var protocolVersion: String?
 
-    private(set) var started: UInt64? {
-        get { startedAt == Self.unset ? nil : startedAt }
-        set { startedAt = newValue ?? Self.unset }
-    }
-    private(set) var firstByte: UInt64? {
-        get { firstByteAt == Self.unset ? nil : firstByteAt }
-        set { firstByteAt = newValue ?? Self.unset }
-    }
-    private(set) var endTime: UInt64? {
-        get { endedAt == Self.unset ? nil : endedAt }
-        set { endedAt = newValue ?? Self.unset }
-    }
-    private var attemptFirstByte: UInt64? {
-        get { attemptFirstByteAt == Self.unset ? nil : attemptFirstByteAt }
-        set { attemptFirstByteAt = newValue ?? Self.unset }
-    }
-    private var bytesToSend: Int? {
-        get { bytesToSendCount < 0 ? nil : bytesToSendCount }
-        set { bytesToSendCount = newValue ?? -1 }
-    }
-    private var bytesExpected: Int? {
-        get { bytesExpectedCount < 0 ? nil : bytesExpectedCount }
-        set { bytesExpectedCount = newValue ?? -1 }
-    }
     private var open: (number: Int, bytesSent: Int)? {
         get { openNumber == 0 ? nil : (openNumber, openBytesSent) }
         set { (openNumber, openBytesSent) = newValue.map { ($0.number, $0.bytesSent) } ?? (0, 0) }
@@ -177,5 +151,19 @@ struct TaskMeter {
         TaskTimings(
             queuedAt: queuedAt, started: started.map(offset), firstByte: firstByte.map(offset),
             finished: endTime.map(offset), attempts: attempts)
+    }
+}
+
+/// An optional integer in the integer's own bytes (an optional one takes twice as many in a record, with its
+/// padding): `nil` is `Value.max`, which no time or count the meter keeps reaches.
+@propertyWrapper
+struct PackedOptional<Value: FixedWidthInteger> {
+    private var stored: Value
+
+    init(wrappedValue: Value?) { stored = wrappedValue ?? .max }
+
+    var wrappedValue: Value? {
+        get { stored == .max ? nil : stored }
+        set { stored = newValue ?? .max }
     }
 }
