@@ -4,14 +4,14 @@ import Foundation
 /// earlier pool left in its store (`Docs/WorkingOffline.md`).
 extension TaskPool {
     /// Holds or starts the waiting tasks as the pool's connectivity monitor says now; back online, sends the
-    /// durable writes it kept again.
-    func followConnectivity() {
+    /// durable writes it kept again, unless told not to (the pool being made sends them once, online or not).
+    func followConnectivity(sendingKeptWrites: Bool = true) {
         guard let monitor = configuration.connectivity else { return }
         let connectivity = monitor.connectivity
         mutate { state, effects in
             state.connectivity(connectivity, at: MonotonicClock.now(), into: &effects)
         }
-        if connectivity != .offline { sendKeptWrites() }
+        if sendingKeptWrites, connectivity != .offline { sendKeptWrites() }
     }
 
     /// Sends again, now, the durable writes in the pool's ``Configuration/durableStore`` that no task is

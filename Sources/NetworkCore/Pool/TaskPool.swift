@@ -109,7 +109,7 @@ public final class TaskPool: Sendable {
             // pool's lock: whatever the order of the two, the pool ends with what the monitor says last.
             let observation = monitor.observe { [weak self] _ in self?.followConnectivity() }
             connectivityObservation.withLock { $0 = observation }
-            followConnectivity()
+            followConnectivity(sendingKeptWrites: false)
         }
         sendKeptWrites()
     }
