@@ -443,4 +443,18 @@ struct MovieImageTests {
         #expect(adapted.url?.absoluteString == expectedURL)
         #expect(adapted.value(forHTTPHeaderField: "Authorization") == expectedAuthorization)
     }
+
+    @Test("a credential and session put back by the interceptor read byte for byte as prepare writes them")
+    func interceptorMatchesPrepare() async throws {
+        let session = TMDBSession.user(sessionID: "s/?#&=+é 1")
+        let configuration = TMDBConfiguration(credential: .apiKey("k/?#&=+é 1"))
+        let prepared = try configuration.prepare(MovieEndpoint.rate(id: 550, value: 8), session: session).urlRequest()
+        var stripped = URLRequest(url: URL(string: "https://api.themoviedb.org/3/movie/550/rating")!)
+        stripped.httpMethod = "POST"
+        let adapted = try await configuration.credentials(session: session)
+            .adapt(stripped, context: AttemptContext(taskID: "t", attempt: 1, method: .post))
+        #expect(
+            adapted.url?.query?.split(separator: "&").sorted() == prepared.url?.query?.split(separator: "&").sorted())
+        #expect(adapted.url?.query?.contains("api_key=k%2F%3F%23%26%3D%2B%C3%A9%201") == true)
+    }
 }

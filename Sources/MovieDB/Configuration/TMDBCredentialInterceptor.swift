@@ -33,6 +33,10 @@ public struct TMDBCredentialInterceptor: RequestInterceptor {
         self.session = session
     }
 
+    /// RFC 3986's unreserved characters: what a query value keeps unescaped.
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
     /// The request with what it lacks of the credential and, for a write, the session.
     public func adapt(_ request: URLRequest, context: AttemptContext) async throws -> URLRequest {
         guard let url = request.url, url.absoluteString.hasPrefix(configuration.environment.baseURL + "/"),
@@ -56,11 +60,10 @@ public struct TMDBCredentialInterceptor: RequestInterceptor {
             }
         }
         guard !added.isEmpty else { return request }
-        // Appended to the query as it is encoded, so the items already there stay byte for byte.
-        var allowed = CharacterSet.urlQueryAllowed
-        allowed.remove(charactersIn: "&=+;")
+        // Appended to the query as it is encoded, so the items already there stay byte for byte; each value
+        // escaped as `prepare` escapes it (all but the unreserved characters).
         let pairs = added.map { name, value in
-            name + "=" + (value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)
+            name + "=" + (value.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? value)
         }
         let query = [components.percentEncodedQuery ?? ""].filter { !$0.isEmpty } + pairs
         components.percentEncodedQuery = query.joined(separator: "&")
