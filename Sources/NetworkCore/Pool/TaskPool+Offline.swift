@@ -11,7 +11,7 @@ extension TaskPool {
         mutate { state, effects in
             state.connectivity(connectivity, at: MonotonicClock.now(), into: &effects)
         }
-        if sendingKeptWrites, connectivity != .offline { sendKeptWrites() }
+        if sendingKeptWrites, connectivity.isReachable { sendKeptWrites() }
     }
 
     /// Sends again, now, the durable writes in the pool's ``Configuration/durableStore`` that no task is
